@@ -1,0 +1,151 @@
+import type { AgentAdapter } from '@agentx/core'
+import { createDemoAdapter, DEMO_MODELS } from './demo-adapter.js'
+import { createDemoTools } from './demo-tools.js'
+import type { PlaygroundProvider } from './playground-provider.js'
+
+/** The environment variables the playground reads (a subset of `process.env`). */
+export type PlaygroundEnv = Readonly<Record<string, string | undefined>>
+
+/** Options of {@link loadProviders}. */
+export interface LoadProvidersOptions {
+  /** Pause between the demo provider's words, in ms. Default is `30`. */
+  demoDelayMs?: number
+  /** Imports an adapter package. Default is a dynamic `import()`; tests pass a fake. */
+  importModule?: (specifier: string) => Promise<unknown>
+}
+
+interface RemoteProviderSpec {
+  id: string
+  label: string
+  specifier: string
+  factory: string
+  models: string[]
+  options: Record<string, unknown>
+}
+
+/** The secret values of `env` (API keys), to scrub from anything shown or logged. */
+export function secretsOf(env: PlaygroundEnv): string[] {
+  return ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'AGENTX_PG_URL']
+    .map((name) => env[name])
+    .filter((value): value is string => typeof value === 'string' && value.length >= 4)
+}
+
+/** Replaces every secret in `text` with `[redacted]`. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let result = text
+  for (const secret of secrets) result = result.split(secret).join('[redacted]')
+  return result
+}
+
+/**
+ * The providers of the picker: the offline demo provider first, then every provider whose key is
+ * in `env` — `ANTHROPIC_API_KEY` (Claude), `OPENAI_API_KEY` (OpenAI), `OPENAI_BASE_URL` (an
+ * OpenAI-compatible server, e.g. a local one, through Chat Completions), `GEMINI_API_KEY` (Gemini).
+ *
+ * Adapter packages are imported only when their variable is set. A package that fails to load is
+ * listed as unavailable with the reason (secrets scrubbed), so one broken plugin never stops the
+ * playground.
+ */
+export async function loadProviders(env: PlaygroundEnv, options: LoadProvidersOptions = {}): Promise<PlaygroundProvider[]> {
+  const importModule = options.importModule ?? ((specifier: string) => import(specifier))
+  const demo: PlaygroundProvider = {
+    id: 'demo',
+    label: 'Demo (offline)',
+    offline: true,
+    models: [...DEMO_MODELS],
+    adapter: createDemoAdapter(options.demoDelayMs === undefined ? {} : { delayMs: options.demoDelayMs }),
+    tools: createDemoTools(),
+    retry: { maxRetries: 1, initialDelayMs: 300, maxDelayMs: 2000 },
+  }
+  const specs: RemoteProviderSpec[] = []
+  const anthropicKey = nonEmpty(env.ANTHROPIC_API_KEY)
+  if (anthropicKey !== undefined) {
+    specs.push({
+      id: 'claude',
+      label: 'Claude (Anthropic)',
+      specifier: '@agentx/adapter-claude',
+      factory: 'createClaudeAdapter',
+      models: listFrom(env.ANTHROPIC_MODELS, ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1']),
+      options: { apiKey: anthropicKey },
+    })
+  }
+  const openaiKey = nonEmpty(env.OPENAI_API_KEY)
+  const openaiBaseUrl = nonEmpty(env.OPENAI_BASE_URL)
+  if (openaiKey !== undefined && openaiBaseUrl === undefined) {
+    specs.push({
+      id: 'openai',
+      label: 'OpenAI',
+      specifier: '@agentx/adapter-openai',
+      factory: 'createOpenAIAdapter',
+      models: listFrom(env.OPENAI_MODELS, ['gpt-5-mini', 'gpt-5', 'gpt-4.1']),
+      options: { apiKey: openaiKey },
+    })
+  }
+  if (openaiBaseUrl !== undefined) {
+    specs.push({
+      id: 'openai-compatible',
+      label: `OpenAI-compatible (${hostOf(openaiBaseUrl)})`,
+      specifier: '@agentx/adapter-openai',
+      factory: 'createOpenAIAdapter',
+      models: listFrom(env.OPENAI_MODELS, ['default']),
+      // Local servers usually ignore the key, but the SDK insists on one.
+      options: { apiKey: openaiKey ?? 'not-needed', baseURL: openaiBaseUrl, api: 'chat' },
+    })
+  }
+  const geminiKey = nonEmpty(env.GEMINI_API_KEY) ?? nonEmpty(env.GOOGLE_API_KEY)
+  if (geminiKey !== undefined) {
+    specs.push({
+      id: 'gemini',
+      label: 'Gemini (Google)',
+      specifier: '@agentx/adapter-gemini',
+      factory: 'createGeminiAdapter',
+      models: listFrom(env.GEMINI_MODELS, ['gemini-2.5-flash', 'gemini-2.5-pro']),
+      options: { apiKey: geminiKey },
+    })
+  }
+  const secrets = secretsOf(env)
+  const remote = await Promise.all(specs.map((spec) => loadRemote(spec, importModule, secrets)))
+  return [demo, ...remote]
+}
+
+async function loadRemote(
+  spec: RemoteProviderSpec,
+  importModule: (specifier: string) => Promise<unknown>,
+  secrets: readonly string[],
+): Promise<PlaygroundProvider> {
+  const base: PlaygroundProvider = { id: spec.id, label: spec.label, offline: false, models: spec.models }
+  try {
+    const module = (await importModule(spec.specifier)) as Record<string, unknown>
+    const factory = module[spec.factory]
+    if (typeof factory !== 'function') throw new Error(`${spec.specifier} does not export ${spec.factory}()`)
+    const adapter = (factory as (options: Record<string, unknown>) => AgentAdapter)(spec.options)
+    if (typeof adapter?.stream !== 'function' || typeof adapter.getName !== 'function') {
+      throw new Error(`${spec.factory}() did not return an adapter`)
+    }
+    return { ...base, adapter }
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    return { ...base, unavailableReason: redact(`Could not load ${spec.specifier}: ${reason}`, secrets) }
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim()
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed
+}
+
+function listFrom(value: string | undefined, fallback: string[]): string[] {
+  const list = (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '')
+  return list.length > 0 ? list : fallback
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host
+  } catch {
+    return 'custom URL'
+  }
+}

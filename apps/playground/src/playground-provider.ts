@@ -1,0 +1,49 @@
+import type { AgentAdapter, RetryOptions, Tool } from '@agentx/core'
+
+/**
+ * One entry of the playground's provider/model picker: an adapter with its models. The server makes
+ * one agent per available provider; every agent shares the same persister.
+ */
+export interface PlaygroundProvider {
+  /** A stable id stored in each session's `metadata.provider`, e.g. `demo`, `claude`. */
+  id: string
+  /** What the picker shows, e.g. `Demo (offline)`. */
+  label: string
+  /** Whether it runs without any network (the demo provider). */
+  offline: boolean
+  /** Suggested models; the first is the default. The UI also accepts any other model name. */
+  models: string[]
+  /** The adapter; absent when the provider could not be loaded (see `unavailableReason`). */
+  adapter?: AgentAdapter
+  /** Why the provider is listed but cannot be used (a package failed to load). Never contains a secret. */
+  unavailableReason?: string
+  /** Tools given to this provider's agent. Default is none. */
+  tools?: Tool[]
+  /** Retry policy of this provider's agent. Default is core's. */
+  retry?: RetryOptions
+}
+
+/** The public, secret-free view of a {@link PlaygroundProvider}, as `GET /api/providers` answers it. */
+export interface ProviderInfo {
+  id: string
+  label: string
+  offline: boolean
+  models: string[]
+  defaultModel: string
+  available: boolean
+  unavailableReason?: string
+}
+
+/** The JSON-safe view of a provider: id, label and models only — never its adapter or key. */
+export function toProviderInfo(provider: PlaygroundProvider): ProviderInfo {
+  const info: ProviderInfo = {
+    id: provider.id,
+    label: provider.label,
+    offline: provider.offline,
+    models: [...provider.models],
+    defaultModel: provider.models[0] ?? '',
+    available: provider.adapter !== undefined,
+  }
+  if (provider.unavailableReason !== undefined) info.unavailableReason = provider.unavailableReason
+  return info
+}

@@ -1,0 +1,86 @@
+import type { StopReason } from '@agentx/core'
+
+/**
+ * Abstract scenarios for the fake provider: what the model "answers", independent of any wire
+ * protocol. A {@link WireDialect} turns a scenario into one provider's exact bytes.
+ */
+
+/** One block of a scripted model response, in the order the model streams them. */
+export type ScenarioBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; text: string; signature?: string }
+  /**
+   * A tool call. `input` is sent as JSON arguments; `rawArguments` (when given) is sent as is
+   * instead, e.g. invalid JSON or an empty string.
+   */
+  | { type: 'tool-call'; id: string; name: string; input?: unknown; rawArguments?: string }
+
+/** Provider token counts in the abstract (the dialect maps them onto its own fields). */
+export interface ScenarioUsage {
+  /** All input tokens, cached included. */
+  inputTokens: number
+  /** All output tokens, reasoning included. */
+  outputTokens: number
+  cacheReadTokens?: number
+  cacheWriteTokens?: number
+  reasoningTokens?: number
+}
+
+/** A successful streamed response. */
+export interface ScenarioResponse {
+  blocks: ScenarioBlock[]
+  /** The stop reason as core names it; `rawStopReason` overrides the wire value (for unknown reasons). */
+  stopReason: StopReason
+  rawStopReason?: string
+  /** Omitted: the provider sends no usage at all (A-USG-02). */
+  usage?: ScenarioUsage
+  /** When `true`, usage arrives in a trailing frame that carries no content (A-USG-03). */
+  usageInTrailingFrame?: boolean
+  /** The provider's response/session id (OpenAI Responses `resp_…`), when the dialect has one. */
+  responseId?: string
+  /** Split every text and tool-argument fragment into deltas of at most this many characters. Default is whole blocks. */
+  deltaSize?: number
+  /** Interleave the argument fragments of parallel tool calls (A-TOOL-02). */
+  interleaveToolCalls?: boolean
+}
+
+/** An error as the provider would describe it, abstract. */
+export interface ScenarioError {
+  /** What kind of error the scenario means; the dialect picks the provider's status, type and body. */
+  kind: 'rate_limit' | 'overloaded' | 'authentication' | 'permission' | 'invalid_request' | 'not_found' | 'context_length' | 'server' | 'unknown_resume'
+  /** HTTP status; default is the dialect's usual status for `kind`. */
+  status?: number
+  message?: string
+  /** Extra response headers, e.g. `{ 'retry-after': '2' }`. */
+  headers?: Record<string, string>
+}
+
+/** How the server delivers the encoded frames, and what goes wrong on the way. */
+export interface ScenarioDelivery {
+  /** Write the bytes in pieces of this size (1 = split at every byte, A-STR-02). Default is one write per frame. */
+  chunkBytes?: number
+  /** Use CRLF line endings instead of LF (A-STR-03). */
+  crlf?: boolean
+  /** Add SSE comment / keep-alive lines between frames (A-STR-03). */
+  keepAlive?: boolean
+  /** Pause this long before frame `pauseBeforeFrame` (A-STR-04), or forever with `Infinity` (stall). */
+  pauseMs?: number
+  pauseBeforeFrame?: number
+  /** Close the connection after this many frames, without the terminal frame (A-ERR-03). */
+  truncateAfterFrame?: number
+  /** Replace frame N with a malformed one (A-ERR-04). */
+  malformedFrame?: number
+  /** After this many content frames, send the dialect's in-stream error frame for `error` (A-ERR-02). */
+  errorFrameAfter?: number
+}
+
+/** Everything the fake provider does for one request. */
+export interface Scenario {
+  /** A streamed answer. Exactly one of `response` and `httpError` is set. */
+  response?: ScenarioResponse
+  /** Answer with an HTTP error status instead of a stream. */
+  httpError?: ScenarioError
+  /** With `delivery.errorFrameAfter`: the error sent inside the stream. */
+  streamError?: ScenarioError
+  delivery?: ScenarioDelivery
+}

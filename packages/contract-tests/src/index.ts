@@ -1,0 +1,18 @@
+// The public API of @agentx/contract-tests (runner-agnostic). Runner bindings live in
+// @agentx/contract-tests/vitest and @agentx/contract-tests/node-test.
+
+export { ContractViolation, preview } from './engine/rule.js'
+export type { AdapterCapability, ContractRule, PersisterCapability, RuleLevel } from './engine/rule.js'
+export type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './dialects/wire-dialect.js'
+export type {
+  Scenario,
+  ScenarioBlock,
+  ScenarioDelivery,
+  ScenarioError,
+  ScenarioResponse,
+  ScenarioUsage,
+} from './fake-provider/scenario.js'
+
+// --- engine, persister rules, bindings support (owned by the engine/persister side) ---
+
+// --- fake provider, dialects, adapter rules (owned by the adapter side) ---

@@ -1,0 +1,701 @@
+import {
+  type AgentPersister,
+  type AnyMessage,
+  compareByActivity,
+  type GetMessagesQuery,
+  isAgentError,
+  type ListSessionsQuery,
+  NotFoundError,
+  PersistenceError,
+  type SessionData,
+  ValidationError,
+} from '@agentx/core'
+import { DelegatingPersister } from './delegating-persister.js'
+
+/**
+ * A deliberately broken persister: the reference persister with exactly one defect. The kit's
+ * meta-test runs every rule against every variant to prove the rules catch real bugs.
+ */
+export interface BrokenPersisterVariant {
+  /** Short kebab-case name, e.g. `drops-order`. */
+  readonly name: string
+  /** The defect, in words. */
+  readonly defect: string
+  /** Rule ids that must fail for this variant. */
+  readonly catches: readonly string[]
+  /** Wraps a correct persister into the broken one. */
+  wrap(inner: AgentPersister): AgentPersister
+  /**
+   * How its storage behaves across `create()`/`reopen()`: `shared` (every `create()` sees the same
+   * data), `forgotten` (reopen loses everything). Default is correct (isolated, durable).
+   */
+  readonly storage?: 'shared' | 'forgotten'
+}
+
+/** Deep-maps every string (values and, when `keys`, property names) of JSON-like data. */
+function mapStrings(value: unknown, map: (text: string) => string, keys = false): unknown {
+  if (typeof value === 'string') return map(value)
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, map, keys))
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {}
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(out, keys ? map(key) : key, {
+        value: mapStrings(item, map, keys),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
+    }
+    return out
+  }
+  return value
+}
+
+function mapValues(value: unknown, map: (item: unknown) => unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapValues(item, map))
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapValues(item, map)]))
+  }
+  return map(value)
+}
+
+/** A persister whose saves pass every session and message through `transform` first. */
+function transformingWrites(inner: AgentPersister, transform: (value: unknown) => unknown): AgentPersister {
+  return new (class extends DelegatingPersister {
+    override async saveSession(session: SessionData): Promise<void> {
+      return this.inner.saveSession(transform(session) as SessionData)
+    }
+    override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+      return this.inner.saveMessage(sessionId, transform(message) as AnyMessage)
+    }
+  })(inner)
+}
+
+/** A persister whose ids (session and message session ids) pass through `normalise`. */
+function normalisingIds(inner: AgentPersister, normalise: (id: string) => string): AgentPersister {
+  const fix = (id: string): string => (typeof id === 'string' ? normalise(id) : id)
+  return new (class extends DelegatingPersister {
+    override async saveSession(session: SessionData): Promise<void> {
+      return this.inner.saveSession({ ...session, id: fix(session.id) })
+    }
+    override async getSession(id: string): Promise<SessionData | null> {
+      return this.inner.getSession(fix(id))
+    }
+    override async deleteSession(id: string): Promise<void> {
+      return this.inner.deleteSession(fix(id))
+    }
+    override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+      return this.inner.saveMessage(fix(sessionId), { ...message, sessionId: fix(message.sessionId) })
+    }
+    override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+      return this.inner.getMessages(fix(sessionId), query)
+    }
+    override async deleteMessages(sessionId: string): Promise<void> {
+      return this.inner.deleteMessages(fix(sessionId))
+    }
+  })(inner)
+}
+
+const OPTIONAL_SESSION_FIELDS = ['cwd', 'model', 'systemPrompt', 'providerSessionId', 'userId', 'appName', 'metadata']
+const OPTIONAL_MESSAGE_FIELDS = ['usage', 'stopReason', 'incomplete', 'metadata']
+
+function withNulls<T extends object>(value: T, fields: readonly string[]): T {
+  const out = { ...value } as Record<string, unknown>
+  for (const field of fields) if (!(field in out)) out[field] = null
+  return out as T
+}
+
+function secondsOnly(timestamp: string): string {
+  return new Date(Math.floor(Date.parse(timestamp) / 1000) * 1000).toISOString()
+}
+
+/** Every broken variant of the reference persister, one defect each. */
+export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
+  {
+    name: 'drops-order',
+    defect: 'returns messages ordered by id instead of seq',
+    catches: ['P-MSG-002'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          const messages = await this.inner.getMessages(sessionId, query)
+          return messages.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        }
+      })(inner),
+  },
+  {
+    name: 'loses-nul',
+    defect: 'strips U+0000 from every string it stores',
+    catches: ['P-MSG-011'],
+    wrap: (inner) => transformingWrites(inner, (value) => mapStrings(value, (text) => text.replaceAll('\u0000', ''), true)),
+  },
+  {
+    name: 'no-cascade',
+    defect: 'deleteSession leaves the messages behind (no ON DELETE CASCADE)',
+    catches: ['P-SES-017', 'P-SES-018'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        readonly orphans = new Map<string, AnyMessage[]>()
+        override async deleteSession(id: string): Promise<void> {
+          const left = await this.inner.getMessages(id)
+          if (left.length > 0) this.orphans.set(id, [...(this.orphans.get(id) ?? []), ...left])
+          return this.inner.deleteSession(id)
+        }
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          const live = await this.inner.getMessages(sessionId, query)
+          return [...(this.orphans.get(sessionId) ?? []), ...live].sort((a, b) => a.seq - b.seq)
+        }
+      })(inner),
+  },
+  {
+    name: 'shares-objects',
+    defect: 'returns the same cached objects from every read instead of copies',
+    catches: ['P-SES-011', 'P-MSG-021'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        readonly sessions = new Map<string, SessionData>()
+        readonly messages = new Map<string, AnyMessage[]>()
+        override async saveSession(session: SessionData): Promise<void> {
+          this.sessions.delete(session?.id)
+          return this.inner.saveSession(session)
+        }
+        override async getSession(id: string): Promise<SessionData | null> {
+          const cached = this.sessions.get(id)
+          if (cached) return cached
+          const fresh = await this.inner.getSession(id)
+          if (fresh) this.sessions.set(id, fresh)
+          return fresh
+        }
+        override async getAllSessions(): Promise<SessionData[]> {
+          const all = await this.inner.getAllSessions()
+          return all.map((s) => this.sessions.get(s.id) ?? (this.sessions.set(s.id, s), s))
+        }
+        override async listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          const page = await this.inner.listSessions(query)
+          return page.map((s) => this.sessions.get(s.id) ?? (this.sessions.set(s.id, s), s))
+        }
+        override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          this.messages.delete(sessionId)
+          return this.inner.saveMessage(sessionId, message)
+        }
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          if (query?.afterSeq !== undefined || query?.limit !== undefined) return this.inner.getMessages(sessionId, query)
+          const cached = this.messages.get(sessionId)
+          if (cached) return [...cached]
+          const fresh = await this.inner.getMessages(sessionId)
+          this.messages.set(sessionId, fresh)
+          return [...fresh]
+        }
+      })(inner),
+  },
+  {
+    name: 'keeps-input-reference',
+    defect: 'keeps a reference to the saved session object, so later mutations of the input leak into storage',
+    catches: ['P-SES-012'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        readonly inputs = new Map<string, SessionData>()
+        override async saveSession(session: SessionData): Promise<void> {
+          await this.inner.saveSession(session)
+          this.inputs.set(session.id, session)
+        }
+        override async getSession(id: string): Promise<SessionData | null> {
+          const input = this.inputs.get(id)
+          const stored = await this.inner.getSession(id)
+          return stored && input ? structuredClone(input) : stored
+        }
+      })(inner),
+  },
+  {
+    name: 'no-not-found',
+    defect: 'saveMessage into an unknown session silently does nothing',
+    catches: ['P-MSG-007'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          if (typeof sessionId === 'string' && sessionId !== '' && !(await this.inner.getSession(sessionId))) return
+          return this.inner.saveMessage(sessionId, message)
+        }
+      })(inner),
+  },
+  {
+    name: 'leaks-across-users',
+    defect: 'listSessions ignores userId and appName',
+    catches: ['P-SES-009'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          const { userId: _user, appName: _app, ...rest } = query ?? {}
+          return this.inner.listSessions(rest)
+        }
+      })(inner),
+  },
+  {
+    name: 'ignores-state-filter',
+    defect: 'listSessions ignores the state filter',
+    catches: ['P-SES-010'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          const { state: _state, ...rest } = query ?? {}
+          return this.inner.listSessions(rest)
+        }
+      })(inner),
+  },
+  {
+    name: 'ascending-tie-break',
+    defect: 'breaks lastActivity ties by id ascending',
+    catches: ['P-SES-007'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          const { limit, offset = 0, ...rest } = query ?? {}
+          const all = (await this.inner.listSessions(rest)).sort((a, b) =>
+            a.lastActivity === b.lastActivity ? -compareByActivity(a, b) : compareByActivity(a, b),
+          )
+          return all.slice(offset, limit === undefined ? undefined : offset + limit)
+        }
+      })(inner),
+  },
+  {
+    name: 'ignores-offset',
+    defect: 'listSessions ignores offset',
+    catches: ['P-SES-008'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          const { offset: _offset, ...rest } = query ?? {}
+          return this.inner.listSessions(rest)
+        }
+      })(inner),
+  },
+  {
+    name: 'undefined-for-unknown',
+    defect: 'getSession resolves to undefined for an unknown id',
+    catches: ['P-SES-002'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async getSession(id: string): Promise<SessionData | null> {
+          return (await this.inner.getSession(id)) ?? (undefined as unknown as null)
+        }
+      })(inner),
+  },
+  {
+    name: 'absent-becomes-null',
+    defect: 'reads return null for optional fields that were never set',
+    catches: ['P-SES-019', 'P-MSG-009'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async getSession(id: string): Promise<SessionData | null> {
+          const session = await this.inner.getSession(id)
+          return session && withNulls(session, OPTIONAL_SESSION_FIELDS)
+        }
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          return (await this.inner.getMessages(sessionId, query)).map((m) => withNulls(m, OPTIONAL_MESSAGE_FIELDS))
+        }
+      })(inner),
+  },
+  {
+    name: 'merges-on-upsert',
+    defect: 'saveSession merges the new value into the old one instead of replacing it',
+    catches: ['P-SES-003'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async saveSession(session: SessionData): Promise<void> {
+          const old = typeof session?.id === 'string' && session.id ? await this.inner.getSession(session.id) : null
+          return this.inner.saveSession(old ? { ...old, ...session } : session)
+        }
+      })(inner),
+  },
+  {
+    name: 'duplicates-on-resave',
+    defect: 'getAllSessions lists a session once per save',
+    catches: ['P-SES-004', 'P-SES-006'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        readonly saves = new Map<string, number>()
+        override async saveSession(session: SessionData): Promise<void> {
+          await this.inner.saveSession(session)
+          this.saves.set(session.id, (this.saves.get(session.id) ?? 0) + 1)
+        }
+        override async getAllSessions(): Promise<SessionData[]> {
+          const all = await this.inner.getAllSessions()
+          return all.flatMap((s) => Array.from({ length: this.saves.get(s.id) ?? 1 }, () => structuredClone(s)))
+        }
+        override async listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          const page = await this.inner.listSessions(query)
+          return page.flatMap((s) => Array.from({ length: this.saves.get(s.id) ?? 1 }, () => structuredClone(s)))
+        }
+      })(inner),
+  },
+  {
+    name: 'drops-milliseconds',
+    defect: 'stores timestamps with second precision',
+    catches: ['P-SES-005', 'P-MSG-022'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async saveSession(session: SessionData): Promise<void> {
+          if (!session || Number.isNaN(Date.parse(session.createdAt)) || Number.isNaN(Date.parse(session.lastActivity))) {
+            return this.inner.saveSession(session)
+          }
+          return this.inner.saveSession({
+            ...session,
+            createdAt: secondsOnly(session.createdAt),
+            lastActivity: secondsOnly(session.lastActivity),
+          })
+        }
+        override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          if (!message || Number.isNaN(Date.parse(message.timestamp))) return this.inner.saveMessage(sessionId, message)
+          return this.inner.saveMessage(sessionId, { ...message, timestamp: secondsOnly(message.timestamp) })
+        }
+      })(inner),
+  },
+  {
+    name: 'case-folds-ids',
+    defect: 'treats session ids case-insensitively (lower-cases them)',
+    catches: ['P-SES-014'],
+    wrap: (inner) => normalisingIds(inner, (id) => id.toLowerCase()),
+  },
+  {
+    name: 'trims-ids',
+    defect: 'trims session ids and cuts them at 200 characters',
+    catches: ['P-SES-013'],
+    wrap: (inner) => normalisingIds(inner, (id) => id.trim().slice(0, 200) || id),
+  },
+  {
+    name: 'delete-removes-all',
+    defect: 'deleteSession deletes every session',
+    catches: ['P-SES-015'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async deleteSession(id: string): Promise<void> {
+          if (!(await this.inner.getSession(id))) return
+          for (const session of await this.inner.getAllSessions()) await this.inner.deleteSession(session.id)
+        }
+      })(inner),
+  },
+  {
+    name: 'delete-unknown-rejects',
+    defect: 'deleteSession of an unknown id rejects with NOT_FOUND',
+    catches: ['P-SES-016'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async deleteSession(id: string): Promise<void> {
+          if (!(await this.inner.getSession(id))) throw new NotFoundError(`Session ${id} does not exist.`)
+          return this.inner.deleteSession(id)
+        }
+      })(inner),
+  },
+  {
+    name: 'inserts-duplicate-rows',
+    defect: 'saving a known message id inserts another row instead of replacing it',
+    catches: ['P-MSG-003', 'P-MSG-004', 'P-MSG-017'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        readonly seen = new Set<string>()
+        readonly extra = new Map<string, AnyMessage[]>()
+        override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          const key = JSON.stringify([sessionId, message?.id])
+          const duplicate = this.seen.has(key)
+          this.seen.add(key)
+          if (duplicate) {
+            const extras = this.extra.get(sessionId) ?? []
+            extras.push(structuredClone(message))
+            this.extra.set(sessionId, extras)
+            return
+          }
+          return this.inner.saveMessage(sessionId, message)
+        }
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          const rows = [...(await this.inner.getMessages(sessionId, query)), ...(this.extra.get(sessionId) ?? [])]
+          return rows.sort((a, b) => a.seq - b.seq)
+        }
+        override async deleteMessages(sessionId: string): Promise<void> {
+          this.extra.delete(sessionId)
+          return this.inner.deleteMessages(sessionId)
+        }
+      })(inner),
+  },
+  {
+    name: 'unknown-session-rejects',
+    defect: 'getMessages of an unknown session rejects with NOT_FOUND',
+    catches: ['P-MSG-005'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          if (!(await this.inner.getSession(sessionId))) throw new NotFoundError(`Session ${sessionId} does not exist.`)
+          return this.inner.getMessages(sessionId, query)
+        }
+      })(inner),
+  },
+  {
+    name: 'global-message-ids',
+    defect: 'message ids are a global key: saving an id into another session moves it there',
+    catches: ['P-MSG-006'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        readonly owner = new Map<string, string>()
+        override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          const previous = this.owner.get(message?.id)
+          if (previous !== undefined && previous !== sessionId) {
+            const kept = (await this.inner.getMessages(previous)).filter((m) => m.id !== message.id)
+            await this.inner.deleteMessages(previous)
+            for (const m of kept) await this.inner.saveMessage(previous, m)
+          }
+          await this.inner.saveMessage(sessionId, message)
+          this.owner.set(message.id, sessionId)
+        }
+      })(inner),
+  },
+  {
+    name: 'booleans-as-integers',
+    defect: 'stores JSON booleans as 1 and 0',
+    catches: ['P-MSG-008'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          if (!message || typeof message !== 'object') return this.inner.saveMessage(sessionId, message)
+          const toInt = (value: unknown): unknown => (typeof value === 'boolean' ? Number(value) : value)
+          return this.inner.saveMessage(sessionId, {
+            ...message,
+            content: mapValues(message.content, toInt) as AnyMessage['content'],
+            ...(message.metadata ? { metadata: mapValues(message.metadata, toInt) as Record<string, unknown> } : {}),
+          })
+        }
+      })(inner),
+  },
+  {
+    name: 'normalizes-unicode',
+    defect: 'NFC-normalises every string',
+    catches: ['P-MSG-010'],
+    wrap: (inner) => transformingWrites(inner, (value) => mapStrings(value, (text) => text.normalize('NFC'))),
+  },
+  {
+    name: 'replaces-lone-surrogates',
+    defect: 'round-trips strings through UTF-8 bytes, turning lone surrogates into U+FFFD',
+    catches: ['P-MSG-012'],
+    wrap: (inner) =>
+      transformingWrites(inner, (value) => mapStrings(value, (text) => Buffer.from(text, 'utf8').toString('utf8'))),
+  },
+  {
+    name: 'loses-proto-keys',
+    defect: 'copies objects with obj[key] = value, so a __proto__ key becomes a prototype',
+    catches: ['P-MSG-013'],
+    wrap: (inner) => {
+      const naiveCopy = (value: unknown): unknown => {
+        if (Array.isArray(value)) return value.map(naiveCopy)
+        if (typeof value !== 'object' || value === null) return value
+        const out: Record<string, unknown> = {}
+        for (const [key, item] of Object.entries(value)) out[key] = naiveCopy(item)
+        return out
+      }
+      return new (class extends DelegatingPersister {
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          return (await this.inner.getMessages(sessionId, query)).map((m) => naiveCopy(m) as AnyMessage)
+        }
+      })(inner)
+    },
+  },
+  {
+    name: 'truncates-large-text',
+    defect: 'cuts strings longer than 1 MiB',
+    catches: ['P-MSG-014'],
+    wrap: (inner) => transformingWrites(inner, (value) => mapStrings(value, (text) => text.slice(0, 1024 * 1024))),
+  },
+  {
+    name: 'delete-messages-everywhere',
+    defect: "deleteMessages clears every session's messages",
+    catches: ['P-MSG-015'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async deleteMessages(_sessionId: string): Promise<void> {
+          for (const session of await this.inner.getAllSessions()) await this.inner.deleteMessages(session.id)
+        }
+      })(inner),
+  },
+  {
+    name: 'racy-read-modify-write',
+    defect: 'saveMessage rewrites the whole message list (read, wait, write), losing concurrent saves',
+    catches: ['P-MSG-016'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          if (!(await this.inner.getSession(sessionId))) return this.inner.saveMessage(sessionId, message)
+          const current = await this.inner.getMessages(sessionId)
+          await new Promise((resolve) => setImmediate(resolve))
+          await this.inner.deleteMessages(sessionId)
+          for (const m of [...current.filter((m) => m.id !== message.id), message].sort((a, b) => a.seq - b.seq)) {
+            await this.inner.saveMessage(sessionId, m)
+          }
+        }
+      })(inner),
+  },
+  {
+    name: 'after-seq-inclusive',
+    defect: 'getMessages treats afterSeq as inclusive',
+    catches: ['P-MSG-018'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          if (query?.afterSeq === undefined) return this.inner.getMessages(sessionId, query)
+          return this.inner.getMessages(sessionId, { ...query, afterSeq: query.afterSeq - 1 })
+        }
+      })(inner),
+  },
+  {
+    name: 'no-paging-validation',
+    defect: 'an invalid limit or offset is ignored instead of rejected',
+    catches: ['P-MSG-019', 'P-ERR-006'],
+    wrap: (inner) => {
+      const valid = (n: number | undefined): boolean => n === undefined || (Number.isSafeInteger(n) && n >= 0)
+      return new (class extends DelegatingPersister {
+        override getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          if (valid(query?.limit)) return this.inner.getMessages(sessionId, query)
+          const { limit: _limit, ...rest } = query ?? {}
+          return this.inner.getMessages(sessionId, rest)
+        }
+        override listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          const { limit, offset, ...rest } = query ?? {}
+          return this.inner.listSessions({
+            ...rest,
+            ...(valid(limit) && limit !== undefined ? { limit } : {}),
+            ...(valid(offset) && offset !== undefined ? { offset } : {}),
+          })
+        }
+      })(inner)
+    },
+  },
+  {
+    name: 'strips-provider-metadata',
+    defect: 'drops providerMetadata from content blocks',
+    catches: ['P-MSG-020'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          if (!Array.isArray(message?.content)) return this.inner.saveMessage(sessionId, message)
+          const strip = (block: Record<string, unknown>): Record<string, unknown> => {
+            const { providerMetadata: _drop, ...rest } = block
+            return Array.isArray(rest.content) ? { ...rest, content: rest.content.map(strip) } : rest
+          }
+          const content = message.content.map((b) => strip(b as unknown as Record<string, unknown>))
+          return this.inner.saveMessage(sessionId, { ...message, content: content as unknown as AnyMessage['content'] })
+        }
+      })(inner),
+  },
+  {
+    name: 'partial-token-usage',
+    defect: 'stores only inputTokens, outputTokens and totalTokens of a TokenUsage',
+    catches: ['P-SES-001'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async saveSession(session: SessionData): Promise<void> {
+          if (!session?.tokenUsage) return this.inner.saveSession(session)
+          const { inputTokens, outputTokens, totalTokens } = session.tokenUsage
+          return this.inner.saveSession({ ...session, tokenUsage: { inputTokens, outputTokens, totalTokens } })
+        }
+      })(inner),
+  },
+  {
+    name: 'throws-synchronously',
+    defect: 'saveSession validates synchronously and throws instead of rejecting',
+    catches: ['P-LIF-001'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override saveSession(session: SessionData): Promise<void> {
+          if (typeof session !== 'object' || session === null) throw new ValidationError('session must be an object.')
+          return this.inner.saveSession(session)
+        }
+      })(inner),
+  },
+  {
+    name: 'shared-global-store',
+    defect: 'every create() opens the same global store',
+    catches: ['P-LIF-002'],
+    storage: 'shared',
+    wrap: (inner) => inner,
+  },
+  {
+    name: 'forgets-on-reopen',
+    defect: 'keeps data only in the instance: a reopened persister is empty',
+    catches: ['P-LIF-003', 'P-LIF-004', 'P-LIF-005'],
+    storage: 'forgotten',
+    wrap: (inner) => inner,
+  },
+  {
+    name: 'ignores-close',
+    defect: 'close() does nothing; the persister keeps working',
+    catches: ['P-LIF-006'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async close(): Promise<void> {}
+      })(inner),
+  },
+  {
+    name: 'close-twice-rejects',
+    defect: 'a second close() rejects with CLOSED',
+    catches: ['P-LIF-007'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        closed = false
+        override async close(): Promise<void> {
+          if (this.closed) throw new PersistenceError('Already closed.', { code: 'CLOSED' })
+          this.closed = true
+          return super.close()
+        }
+      })(inner),
+  },
+  {
+    name: 'plain-errors',
+    defect: 'rejects with plain Error objects carrying a code property instead of AgentErrors',
+    catches: ['P-ERR-001'],
+    wrap: (inner) => {
+      const plain = async <T>(action: () => Promise<T>): Promise<T> => {
+        try {
+          return await action()
+        } catch (error) {
+          if (!isAgentError(error)) throw error
+          throw Object.assign(new Error(error.message), { code: error.code, retryable: error.retryable })
+        }
+      }
+      return new (class extends DelegatingPersister {
+        override saveSession(session: SessionData): Promise<void> {
+          return plain(() => this.inner.saveSession(session))
+        }
+        override saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          return plain(() => this.inner.saveMessage(sessionId, message))
+        }
+        override getAllSessions(): Promise<SessionData[]> {
+          return plain(() => this.inner.getAllSessions())
+        }
+      })(inner)
+    },
+  },
+  {
+    name: 'swallows-validation',
+    defect: 'invalid sessions and messages are silently ignored instead of rejected',
+    catches: ['P-ERR-002', 'P-ERR-003'],
+    wrap: (inner) => {
+      const swallow = async (action: () => Promise<void>): Promise<void> => {
+        try {
+          await action()
+        } catch (error) {
+          if (!isAgentError(error) || error.code !== 'VALIDATION') throw error
+        }
+      }
+      return new (class extends DelegatingPersister {
+        override saveSession(session: SessionData): Promise<void> {
+          return swallow(() => this.inner.saveSession(session))
+        }
+        override saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+          return swallow(() => this.inner.saveMessage(sessionId, message))
+        }
+      })(inner)
+    },
+  },
+  {
+    name: 'json-stringify-copy',
+    defect: 'copies input with JSON.parse(JSON.stringify()): functions vanish, NaN becomes null, a cycle throws a TypeError',
+    catches: ['P-ERR-004'],
+    wrap: (inner) => transformingWrites(inner, (value) => (value === undefined ? value : JSON.parse(JSON.stringify(value)))),
+  },
+]

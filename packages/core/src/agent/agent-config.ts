@@ -1,0 +1,64 @@
+import type { AgentAdapter } from '../contracts/agent-adapter.js'
+import type { AgentPersister } from '../contracts/agent-persister.js'
+import type { SessionFactory } from '../contracts/session-factory.js'
+import type { RetryOptions } from '../retry/retry-options.js'
+import type { Durability } from '../session/session-runtime-options.js'
+import type { Tool } from '../tools/tool.js'
+import type { Logger } from '../util/logger.js'
+
+/** What an agent is: its defaults for every session. Plain data, validated by `createAgent`. */
+export interface AgentConfig {
+  /** The folder the default SQLite store lives in (`<workspace>/.agentx/data/agent.db`). Default is `process.cwd()`. */
+  workspace?: string
+  /** The model of new sessions. Default is the adapter's own default model. */
+  model?: string
+  /** The system prompt of new sessions. */
+  systemPrompt?: string
+  /** Scope: the agent only sees sessions of this user. Default is every user. */
+  userId?: string
+  /** Scope: the agent only sees sessions of this app. Default is every app. */
+  appName?: string
+  /** Tools of every session. */
+  tools?: Tool[]
+  /** Model requests per send at most (the tool loop). Default is `20`. */
+  maxSteps?: number
+  /** Retries of failed model requests. Default is `{ maxRetries: 2, initialDelayMs: 500, maxDelayMs: 30000 }`. */
+  retry?: RetryOptions
+  /** When writes are durable: `sync` when `send` resolves, `async` at `flush()`/`close()`. Default is `'async'`. */
+  durability?: Durability
+  /** How often a streaming reply's partial text is saved, in ms. Default is `250`. */
+  checkpointIntervalMs?: number
+}
+
+/** The plugins of an agent. Missing ones are resolved in `initialize()`. */
+export interface AgentDeps {
+  /** Default is `@agentx/adapter-claude` (key from `ANTHROPIC_API_KEY`), imported on `initialize()`. */
+  adapter?: AgentAdapter
+  /** Default is `@agentx/persister-sqlite` at `<workspace>/.agentx/data/agent.db`, imported on `initialize()`. */
+  persister?: AgentPersister
+  /** Default is {@link DefaultSessionFactory}. */
+  sessionFactory?: SessionFactory
+  logger?: Logger
+}
+
+/** Options of `agent.createSession`. */
+export interface CreateSessionOptions {
+  /** Default is the agent's `model`. */
+  model?: string
+  /** Default is the agent's `systemPrompt`. */
+  systemPrompt?: string
+  /** Default is `''`, which the first message fills in. */
+  summary?: string
+  metadata?: Record<string, unknown>
+  /** Tools of this session (kept in memory; they win over the agent's by name). */
+  tools?: Tool[]
+  cwd?: string
+}
+
+/** Options of `agent.getSessions`. */
+export interface GetSessionsOptions {
+  /** Default is `50`. */
+  limit?: number
+  /** Default is `0`. */
+  offset?: number
+}

@@ -1,0 +1,169 @@
+import type { AgentAdapter } from '../contracts/agent-adapter.js'
+import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
+import type { SessionFactory } from '../contracts/session-factory.js'
+import { isAgentError } from '../errors/agent-error.js'
+import type { Session } from '../session/session.js'
+import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
+import type { Tool } from '../tools/tool.js'
+import { sleep } from '../util/abort.js'
+import { emptyUsage } from '../util/token-usage.js'
+import { uuidv7 } from '../util/uuid-v7.js'
+import type { CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
+
+const REPAIR_PAGE = 100
+
+/** What a {@link SessionManager} works with. */
+export interface SessionManagerOptions {
+  adapter: AgentAdapter
+  persister: AgentPersister
+  factory: SessionFactory
+  runtime: SessionRuntimeOptions
+  userId?: string
+  appName?: string
+}
+
+/**
+ * Owns the session objects of one agent: creates them (persisted before the object exists),
+ * loads stored ones lazily (metadata first, messages on first use), caches them so one id is one
+ * object, and deletes them with their messages.
+ */
+export class SessionManager {
+  readonly #options: SessionManagerOptions
+  readonly #sessions = new Map<string, Session>()
+  readonly #loading = new Map<string, Promise<Session | undefined>>()
+
+  constructor(options: SessionManagerOptions) {
+    this.#options = options
+  }
+
+  /** Creates a session: saves its metadata, then makes the object (state `created`). */
+  async createSession(options: CreateSessionOptions = {}): Promise<Session> {
+    const { runtime, userId, appName } = this.#options
+    const now = new Date().toISOString()
+    const data: SessionData = {
+      id: uuidv7(),
+      summary: options.summary ?? '',
+      createdAt: now,
+      lastActivity: now,
+      state: 'created',
+      tokenUsage: emptyUsage(),
+    }
+    const model = options.model ?? (runtime.model === '' ? undefined : runtime.model)
+    if (model !== undefined) data.model = model
+    const systemPrompt = options.systemPrompt ?? runtime.systemPrompt
+    if (systemPrompt !== undefined) data.systemPrompt = systemPrompt
+    if (options.cwd !== undefined) data.cwd = options.cwd
+    if (userId !== undefined) data.userId = userId
+    if (appName !== undefined) data.appName = appName
+    if (options.metadata !== undefined) data.metadata = structuredClone(options.metadata)
+    await withRetry(() => this.#options.persister.saveSession(data))
+    return this.#adopt(data, [], options.tools)
+  }
+
+  /** The session with this id in this agent's scope, or `undefined`. Reads metadata only. */
+  async getSession(id: string): Promise<Session | undefined> {
+    const cached = this.#sessions.get(id)
+    if (cached) return cached
+    let loading = this.#loading.get(id)
+    if (!loading) {
+      loading = (async () => {
+        const data = await this.#options.persister.getSession(id)
+        if (!data || !this.#inScope(data)) return undefined
+        return this.#sessions.get(id) ?? this.#adopt(data, undefined)
+      })().finally(() => this.#loading.delete(id))
+      this.#loading.set(id, loading)
+    }
+    return loading
+  }
+
+  /** Sessions of this scope, newest activity first. */
+  async getSessions(options: GetSessionsOptions = {}): Promise<Session[]> {
+    const { userId, appName } = this.#options
+    const page = await this.#options.persister.listSessions({
+      ...(userId === undefined ? {} : { userId }),
+      ...(appName === undefined ? {} : { appName }),
+      limit: options.limit ?? 50,
+      offset: options.offset ?? 0,
+    })
+    return page.filter((data) => this.#inScope(data)).map((data) => this.#sessions.get(data.id) ?? this.#adopt(data, undefined))
+  }
+
+  /** Deletes a session and its messages. An unknown id is a no-op. */
+  async deleteSession(id: string): Promise<void> {
+    const session = await this.getSession(id)
+    if (!session || session.state === 'deleted') return
+    await session.delete()
+    this.#sessions.delete(id)
+  }
+
+  /**
+   * Rewrites every stored session of this scope found `active` (its process died mid-send) to
+   * `interrupted`. Asks the persister for `state: 'active'` only, a page at a time.
+   */
+  async repairInterrupted(): Promise<number> {
+    const { persister, userId, appName } = this.#options
+    let repaired = 0
+    for (;;) {
+      const page = await persister.listSessions({
+        state: 'active',
+        ...(userId === undefined ? {} : { userId }),
+        ...(appName === undefined ? {} : { appName }),
+        limit: REPAIR_PAGE,
+      })
+      const active = page.filter((data) => data.state === 'active' && !this.#sessions.has(data.id))
+      for (const data of active) await persister.saveSession({ ...data, state: 'interrupted' })
+      repaired += active.length
+      if (active.length === 0 || page.length < REPAIR_PAGE) return repaired
+    }
+  }
+
+  /** Flushes every session; rejects with the first failure after trying them all. */
+  async flushAll(): Promise<void> {
+    const results = await Promise.allSettled(
+      [...this.#sessions.values()].filter((s) => s.state !== 'deleted').map((session) => session.flush()),
+    )
+    const failed = results.find((result) => result.status === 'rejected')
+    if (failed) throw (failed as PromiseRejectedResult).reason
+  }
+
+  /** Aborts every running send (keeping partial replies) and waits until they have settled. */
+  async abortAll(): Promise<void> {
+    const running = [...this.#sessions.values()].filter((session) => session.state === 'active')
+    for (const session of running) session.abort()
+    await Promise.all(
+      running.map((session) => (session as Session & { whenSettled?: () => Promise<void> }).whenSettled?.()),
+    )
+  }
+
+  #adopt(data: SessionData, messages: [] | undefined, tools?: Tool[]): Session {
+    const { factory, adapter, runtime, persister } = this.#options
+    const options: SessionRuntimeOptions = tools?.length ? { ...runtime, tools: [...runtime.tools, ...tools] } : runtime
+    const session = factory.createSession(data.id, data, adapter, options, persister, messages, data.tokenUsage)
+    this.#sessions.set(data.id, session)
+    const unsubscribe = session.subscribe((event) => {
+      if (event.type === 'state' && event.state === 'deleted') {
+        unsubscribe()
+        if (this.#sessions.get(data.id) === session) this.#sessions.delete(data.id)
+      }
+    })
+    return session
+  }
+
+  #inScope(data: SessionData): boolean {
+    const { userId, appName } = this.#options
+    return (userId === undefined || data.userId === userId) && (appName === undefined || data.appName === appName)
+  }
+}
+
+/** Retries a transient storage failure a few times (creating a session must not fail on a hiccup). */
+async function withRetry(operation: () => Promise<void>, attempts = 4): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation()
+    } catch (error) {
+      const retryable = !isAgentError(error) || error.retryable
+      if (!retryable || attempt >= attempts) throw error
+      await sleep(25 * 2 ** (attempt - 1))
+    }
+  }
+}

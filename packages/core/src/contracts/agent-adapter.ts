@@ -1,0 +1,60 @@
+import type { AnyMessage, ContentBlock, StopReason, TokenUsage } from './messages.js'
+
+/**
+ * A tool as an adapter sees it: what the model may call. Core's {@link Tool} adds `execute`.
+ */
+export interface ToolDefinition {
+  name: string
+  description: string
+  /** A JSON Schema object describing the tool's input. */
+  inputSchema: Record<string, unknown>
+}
+
+/** Options of one {@link AgentAdapter.stream} call, built by the session for each model request. */
+export interface AdapterStreamOptions {
+  model: string
+  /**
+   * The persisted conversation before `prompt`, in `seq` order. A stateless provider replays it;
+   * a stateful one may skip it when `resume` is given (rule A-REQ-04).
+   */
+  history: AnyMessage[]
+  systemPrompt?: string
+  tools?: ToolDefinition[]
+  /** A provider session id that an earlier `session` {@link AdapterMessage} reported. */
+  resume?: string
+  /** Cancels the request. The adapter MUST close the connection and throw kind `aborted` (A-ABT-02). */
+  signal?: AbortSignal
+  maxOutputTokens?: number
+  temperature?: number
+  /** Provider-specific options, keyed by provider name (`{ openai: { … } }`). */
+  providerOptions?: Record<string, unknown>
+}
+
+/** What an adapter yields while a model response streams. */
+export type AdapterMessage =
+  | { type: 'text-delta'; text: string }
+  | { type: 'thinking-delta'; text: string }
+  /** A fully assembled tool call (arguments parsed). */
+  | { type: 'tool-call'; id: string; name: string; input: unknown }
+  /** The complete response: exactly one per model response, after its deltas (A-STR-05). */
+  | { type: 'message'; content: ContentBlock[]; stopReason: StopReason | undefined }
+  /** Usage of this response. Adapters report it once per response; core adds up what it receives. */
+  | { type: 'usage'; usage: TokenUsage }
+  /** The provider's own id for this conversation, sent back as `resume` next time. */
+  | { type: 'session'; sessionId: string }
+
+/**
+ * The plugin boundary to a model provider.
+ *
+ * Called by a session once per model request. An adapter reports a failure by throwing an
+ * {@link AdapterError}; it MUST NOT swallow one, and MUST NOT retry once it has yielded an event
+ * (A-REQ-03): retries are the kernel's job.
+ */
+export interface AgentAdapter {
+  /** Contract version. Default is `'v1'`. */
+  readonly specificationVersion?: 'v1'
+  /** A short provider name: `'claude'`, `'openai'`, `'gemini'` … used as `AdapterError.provider`. */
+  getName(): string
+  /** Streams one model response for `prompt` after `options.history`. */
+  stream(prompt: string | ContentBlock[], options: AdapterStreamOptions): AsyncIterable<AdapterMessage>
+}

@@ -1,0 +1,35 @@
+import type { AnyMessage, ContentBlock, StopReason, TokenUsage } from '../contracts/messages.js'
+import type { AgentError } from '../errors/agent-error.js'
+import type { SessionState } from './session-state.js'
+
+/** What a `send` resolves to. */
+export interface SendResult {
+  /** The messages this send persisted, in order (user message first). */
+  messages: AnyMessage[]
+  /** The final agent text. */
+  text: string
+  /** This send's usage, all model responses added up. */
+  usage: TokenUsage
+  stopReason: StopReason | undefined
+}
+
+/** The events of a session, as `stream()` yields them and `subscribe` listeners receive them. */
+export type SessionEvent =
+  | { type: 'state'; state: SessionState; previous: SessionState }
+  | { type: 'text-delta'; text: string }
+  | { type: 'thinking-delta'; text: string }
+  | { type: 'tool-call'; id: string; name: string; input: unknown }
+  | { type: 'tool-result'; toolUseId: string; content: string | ContentBlock[]; isError?: boolean }
+  /** A message was persisted (accepted by the write queue; durable per the durability setting). */
+  | { type: 'message'; message: AnyMessage }
+  | { type: 'usage'; usage: TokenUsage }
+  /** A retryable error; the request is tried again after `delayMs`. `attempt` is 1-based. */
+  | { type: 'retry'; attempt: number; delayMs: number; error: AgentError }
+  | { type: 'retries-exhausted'; error: AgentError }
+  /** A write failed for good (after the write queue's own retries). */
+  | { type: 'persist-error'; error: AgentError }
+  | { type: 'error'; error: AgentError }
+  | { type: 'done'; result: SendResult }
+
+/** A listener of {@link SessionEvent}s. */
+export type SessionListener = (event: SessionEvent) => void

@@ -1,0 +1,22 @@
+import type { Tool } from '../tools/tool.js'
+import type { RetryOptions } from '../retry/retry-options.js'
+import type { Logger } from '../util/logger.js'
+
+/** Where `send` waits for storage: `sync` awaits every write, `async` only `flush()`/`close()`. */
+export type Durability = 'sync' | 'async'
+
+/** The settings a session runs with, resolved by the agent from its config. */
+export interface SessionRuntimeOptions {
+  /** Default model when the session data names none. */
+  model: string
+  systemPrompt?: string
+  tools: Tool[]
+  /** Default is `20`. */
+  maxSteps: number
+  retry: Required<RetryOptions>
+  /** Default is `'async'`. */
+  durability: Durability
+  /** How often a streaming reply's partial text is saved. Default is `250`. */
+  checkpointIntervalMs: number
+  logger?: Logger
+}

@@ -1,0 +1,39 @@
+import { SessionStateError } from '../errors/session-state-error.js'
+
+/**
+ * The lifecycle of a session.
+ *
+ * `created` → `active` → `idle`; `error` after a failed send and `aborted` after `abort()` (both
+ * accept the next send); `interrupted` is what start-up writes over a session found `active`
+ * (the process died mid-send); `deleted` is final.
+ */
+export type SessionState = 'created' | 'active' | 'idle' | 'error' | 'aborted' | 'completed' | 'deleted' | 'interrupted'
+
+/** Every allowed transition: `SESSION_TRANSITIONS[from]` lists the states `from` may move to. */
+export const SESSION_TRANSITIONS: Readonly<Record<SessionState, readonly SessionState[]>> = {
+  created: ['active', 'deleted'],
+  active: ['idle', 'error', 'aborted', 'completed', 'interrupted', 'deleted'],
+  idle: ['active', 'completed', 'deleted'],
+  error: ['active', 'deleted'],
+  aborted: ['active', 'deleted'],
+  completed: ['active', 'deleted'],
+  interrupted: ['active', 'deleted'],
+  deleted: [],
+}
+
+/** Whether `from → to` is allowed by {@link SESSION_TRANSITIONS}. */
+export function canTransition(from: SessionState, to: SessionState): boolean {
+  return SESSION_TRANSITIONS[from].includes(to)
+}
+
+/** Throws {@link SessionStateError} unless `from → to` is allowed. */
+export function assertTransition(from: SessionState, to: SessionState): void {
+  if (!canTransition(from, to)) {
+    throw new SessionStateError(`A session cannot go from '${from}' to '${to}'.`, { state: from })
+  }
+}
+
+/** Whether a send may start in this state. */
+export function canSend(state: SessionState): boolean {
+  return canTransition(state, 'active')
+}

@@ -1,0 +1,68 @@
+import type { AnyMessage, ContentBlock, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
+import type { Tool } from './tool.js'
+
+const BLOCK_TYPES = new Set(['text', 'image', 'thinking', 'tool_use', 'tool_result'])
+
+/** Runs the tool calls of one model response in parallel; each becomes one result, in call order. */
+export async function runTools(
+  calls: ToolUseBlock[],
+  tools: Map<string, Tool>,
+  context: {
+    sessionId: string
+    signal: AbortSignal
+    messages: readonly AnyMessage[]
+    onResult?: (result: ToolResultBlock) => void
+  },
+): Promise<ToolResultBlock[]> {
+  return Promise.all(
+    calls.map(async (call) => {
+      const result = await runTool(call, tools.get(call.name), context)
+      context.onResult?.(result)
+      return result
+    }),
+  )
+}
+
+async function runTool(
+  call: ToolUseBlock,
+  tool: Tool | undefined,
+  context: { sessionId: string; signal: AbortSignal; messages: readonly AnyMessage[] },
+): Promise<ToolResultBlock> {
+  if (!tool) {
+    return { type: 'tool_result', toolUseId: call.id, content: [{ type: 'text', text: `Unknown tool: ${call.name}` }], isError: true }
+  }
+  try {
+    const output = await tool.execute(call.input, {
+      sessionId: context.sessionId,
+      toolCallId: call.id,
+      signal: context.signal,
+      messages: context.messages,
+    })
+    return { type: 'tool_result', toolUseId: call.id, content: toResultContent(output) }
+  } catch (error) {
+    const text = error instanceof Error ? error.message || error.name : String(error)
+    return { type: 'tool_result', toolUseId: call.id, content: [{ type: 'text', text }], isError: true }
+  }
+}
+
+/** A string is a text block, content blocks are kept, any other value is JSON text. */
+export function toResultContent(output: unknown): ContentBlock[] {
+  if (typeof output === 'string') return [{ type: 'text', text: output }]
+  if (Array.isArray(output) && output.length > 0 && output.every(isContentBlock)) return output
+  let text: string
+  try {
+    text = JSON.stringify(output) ?? ''
+  } catch {
+    text = String(output)
+  }
+  return [{ type: 'text', text }]
+}
+
+function isContentBlock(value: unknown): value is ContentBlock {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { type?: unknown }).type === 'string' &&
+    BLOCK_TYPES.has((value as { type: string }).type)
+  )
+}

@@ -1,0 +1,8 @@
+import { initialSchema } from './001-initial-schema.js'
+import type { SqliteMigration } from './sqlite-migration.js'
+
+/** Every migration of the SQLite schema, in version order. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [initialSchema]
+
+/** The schema version this package creates and reads. */
+export const SQLITE_SCHEMA_VERSION: number = SQLITE_MIGRATIONS.length

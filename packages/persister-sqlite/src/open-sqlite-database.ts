@@ -1,0 +1,170 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { PersistenceError } from '@agentx/core'
+import BetterSqlite3 from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import { mapSqliteError } from './map-sqlite-error.js'
+import {
+  MESSAGE_COLUMNS,
+  MESSAGE_READ_COLUMNS,
+  type MessageReadValues,
+  type MessageRow,
+} from './message-row.js'
+import { SQLITE_MIGRATIONS } from './migrations/index.js'
+import { runMigrations } from './migrations/run-migrations.js'
+import type { Database } from './sqlite-schema.js'
+
+/** What {@link openSqliteDatabase} needs. */
+export interface OpenSqliteDatabaseOptions {
+  filename: string
+  busyTimeoutMs: number
+  synchronous: 'normal' | 'full'
+}
+
+/** An open, migrated database: the better-sqlite3 connection, Kysely over it, the hot statements. */
+export interface SqliteConnection {
+  readonly database: BetterSqlite3.Database
+  readonly kysely: Kysely<Database>
+  /** Upserts each row; returns, per row, `undefined` or the driver error that rejected it. */
+  readonly writeMessages: (rows: readonly MessageRow[]) => unknown[]
+  /** A session's message rows with `seq > afterSeq`, by seq, at most `limit` (`-1`: all). */
+  readonly readMessages: (sessionId: string, afterSeq: number, limit: number) => MessageReadValues[]
+  /** Closes the connection (checkpointing the WAL). Idempotent. */
+  close(): Promise<void>
+}
+
+/** Whether `filename` names an in-memory database rather than a file. */
+export function isMemoryFilename(filename: string): boolean {
+  return filename === ':memory:'
+}
+
+/**
+ * Opens (creating it and its missing parent folders if needed) and migrates a SQLite database.
+ *
+ * Synchronous, like better-sqlite3. A file that is not a SQLite database is detected by the first
+ * read, before anything is written, so it is left untouched. Failures are {@link PersistenceError}s.
+ */
+export function openSqliteDatabase(options: OpenSqliteDatabaseOptions): SqliteConnection {
+  const { filename } = options
+  const memory = isMemoryFilename(filename)
+  if (!memory) {
+    const folder = dirname(resolve(filename))
+    try {
+      mkdirSync(folder, { recursive: true })
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      throw new PersistenceError(
+        `Cannot create the folder ${folder} for the SQLite database ${filename} (${String(code)}): choose a writable location for filename.`,
+        { cause: error, retryable: false },
+      )
+    }
+  }
+  let database: BetterSqlite3.Database
+  try {
+    database = new BetterSqlite3(filename, { timeout: options.busyTimeoutMs })
+  } catch (error) {
+    throw mapSqliteError(error, 'open the database', filename)
+  }
+  try {
+    // A read first: it fails with SQLITE_NOTADB on a foreign file before any pragma writes to it.
+    database.pragma('schema_version', { simple: true })
+    // 8 KB pages fit several ~1 KB messages each (measured: ~25 % faster writes than 4 KB). Only
+    // a new, empty file takes it; an existing file keeps its page size.
+    database.pragma('page_size = 8192')
+    if (!memory) database.pragma('journal_mode = WAL')
+    database.pragma('foreign_keys = ON')
+    database.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
+    // A 32 MB page cache (default 2 MB) keeps the index pages of large sessions hot, and reads of
+    // the main file go through a memory map (measured: a 10k-message read ~30 % faster).
+    database.pragma('cache_size = -32768')
+    if (!memory) database.pragma('mmap_size = 268435456')
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
+    runMigrations(database, kysely, SQLITE_MIGRATIONS, filename)
+    return {
+      database,
+      kysely,
+      writeMessages: prepareWriteMessages(database, kysely),
+      readMessages: prepareReadMessages(database, kysely),
+      async close() {
+        // Kysely closes the database only if it ever used it; close it here otherwise.
+        await kysely.destroy()
+        if (database.open) database.close()
+      },
+    }
+  } catch (error) {
+    database.close()
+    throw mapSqliteError(error, 'open the database', filename)
+  }
+}
+
+/**
+ * The batched write path of `saveMessage`: Kysely builds the upsert once, better-sqlite3 runs it as
+ * a prepared statement for every row inside one `BEGIN IMMEDIATE` transaction.
+ *
+ * A row that fails (unknown session, seq taken) fails alone: SQLite rolls back only that statement.
+ * If SQLite had to roll back the whole transaction (disk full, I/O error), the error is thrown so
+ * that every row of the batch fails.
+ */
+function prepareWriteMessages(
+  database: BetterSqlite3.Database,
+  kysely: Kysely<Database>,
+): (rows: readonly MessageRow[]) => unknown[] {
+  // Compile with a marker per column, then read back which parameter binds which column.
+  const markers = Object.fromEntries(MESSAGE_COLUMNS.map((column) => [column, `\u0000${column}`]))
+  const compiled = kysely
+    .insertInto('messages')
+    .values(markers as unknown as MessageRow)
+    .onConflict((conflict) =>
+      conflict.columns(['session_id', 'id']).doUpdateSet((eb) => {
+        const set: Record<string, unknown> = {}
+        for (const column of MESSAGE_COLUMNS) {
+          if (column !== 'session_id' && column !== 'id') set[column] = eb.ref(`excluded.${column}`)
+        }
+        return set as Partial<MessageRow>
+      }),
+    )
+    .compile()
+  const order = compiled.parameters.map((marker) => {
+    const column = MESSAGE_COLUMNS.find((name) => markers[name] === marker)
+    if (column === undefined) throw new Error(`Unexpected parameter ${String(marker)} in the message upsert.`)
+    return column
+  })
+  const upsert = database.prepare(compiled.sql)
+  const parameters: unknown[] = new Array(order.length)
+  const transaction = database.transaction((rows: readonly MessageRow[]): unknown[] => {
+    const failures: unknown[] = new Array(rows.length)
+    for (let index = 0; index < rows.length; index++) {
+      const row = rows[index]!
+      for (let column = 0; column < order.length; column++) parameters[column] = row[order[column]!]
+      try {
+        upsert.run(parameters)
+      } catch (error) {
+        if (!database.inTransaction) throw error
+        failures[index] = error
+      }
+    }
+    return failures
+  })
+  return (rows) => transaction.immediate(rows)
+}
+
+/**
+ * The read path of `getMessages`: Kysely builds the query once; better-sqlite3 runs it prepared,
+ * returning plain arrays (measured: a 10k-message read takes about half the time of Kysely's
+ * per-call compile, prepare and row objects).
+ */
+function prepareReadMessages(
+  database: BetterSqlite3.Database,
+  kysely: Kysely<Database>,
+): (sessionId: string, afterSeq: number, limit: number) => MessageReadValues[] {
+  const compiled = kysely
+    .selectFrom('messages')
+    .select(MESSAGE_READ_COLUMNS)
+    .where('session_id', '=', '')
+    .where('seq', '>', 0)
+    .orderBy('seq', 'asc')
+    .limit(0)
+    .compile()
+  const select = database.prepare(compiled.sql).raw(true)
+  return (sessionId, afterSeq, limit) => select.all(sessionId, afterSeq, limit) as MessageReadValues[]
+}

@@ -1,0 +1,368 @@
+import type {
+  AgentError,
+  AgentPersister,
+  AnyMessage,
+  GetMessagesQuery,
+  ListSessionsQuery,
+  SessionData,
+} from '@agentx/core'
+import {
+  ConfigurationError,
+  NotFoundError,
+  PersistenceError,
+  ValidationError,
+  validateMessage,
+  validatePaging,
+  validateSessionData,
+} from '@agentx/core'
+import type { Kysely } from 'kysely'
+import { mapSqliteError, sqliteCode } from './map-sqlite-error.js'
+import { fromMessageValues, type MessageRow, toMessageRow } from './message-row.js'
+import { openSqliteDatabase, type SqliteConnection } from './open-sqlite-database.js'
+import { fromSessionRow, SESSION_READ_COLUMNS, toSessionRow } from './session-row.js'
+import type { Database } from './sqlite-schema.js'
+import { keyText } from './text-fields.js'
+
+/** Options of {@link SqlitePersister}. */
+export interface SqlitePersisterOptions {
+  /**
+   * The database file, or `':memory:'` for a private in-memory database. Missing parent folders
+   * are created. The agent's default is `<workspace>/.agentx/data/agent.db`.
+   */
+  filename: string
+  /**
+   * How long a write waits for another connection's lock before it rejects with code `BUSY`
+   * (retryable). The wait blocks this thread, as every better-sqlite3 call does. Default is `5000`.
+   */
+  busyTimeoutMs?: number
+  /**
+   * SQLite's `synchronous` setting. `'normal'` (with WAL) never loses a committed write when the
+   * process crashes, only possibly the last ones on power loss; `'full'` also survives power loss at
+   * the cost of an fsync per transaction. Default is `'normal'`.
+   */
+  synchronous?: 'normal' | 'full'
+  /** Most `saveMessage` calls written in one transaction. Default is `1000`. */
+  maxBatchSize?: number
+}
+
+type Job =
+  | { kind: 'message'; row: MessageRow; resolve: () => void; reject: (error: AgentError) => void }
+  | {
+      kind: 'task'
+      action: string
+      run: (connection: SqliteConnection) => unknown
+      resolve: (value: unknown) => void
+      reject: (error: AgentError) => void
+    }
+
+const SESSION_ORDER = [
+  ['last_activity', 'desc'],
+  ['id_order', 'desc'],
+] as const
+
+/**
+ * The default {@link AgentPersister} of AgentX: sessions and messages in a SQLite file, through
+ * Kysely and better-sqlite3.
+ *
+ * Constructing it does no I/O: the file (and its missing folders) is opened and migrated on first
+ * use. Every call joins one queue that runs in call order, so a read sees every write issued
+ * before it, even unawaited ones. `saveMessage` calls that arrive together — the kernel's
+ * fire-and-forget writes — are written in one transaction, and each call still settles on its
+ * own: one bad message does not fail the others.
+ *
+ * @example
+ * ```ts
+ * const persister = createSqlitePersister({ filename: './agent.db' })
+ * const agent = createAgent({ model: 'claude-sonnet-5-5' }, { persister })
+ * ```
+ */
+export class SqlitePersister implements AgentPersister {
+  readonly specificationVersion = 'v1' as const
+  /** The database file, as given. */
+  readonly filename: string
+  readonly #busyTimeoutMs: number
+  readonly #synchronous: 'normal' | 'full'
+  readonly #maxBatchSize: number
+  #connection: SqliteConnection | undefined
+  #queue: Job[] = []
+  #draining: Promise<void> | undefined
+  #closing: Promise<void> | undefined
+
+  constructor(options: SqlitePersisterOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new ConfigurationError('SqlitePersister needs options: { filename }.')
+    }
+    if (typeof options.filename !== 'string' || options.filename.length === 0) {
+      throw new ConfigurationError("SqlitePersister options.filename must be a file path or ':memory:'.")
+    }
+    this.filename = options.filename
+    this.#busyTimeoutMs = positiveInteger(options.busyTimeoutMs, 'busyTimeoutMs', 5000, true)
+    this.#maxBatchSize = positiveInteger(options.maxBatchSize, 'maxBatchSize', 1000, false)
+    const synchronous = options.synchronous ?? 'normal'
+    if (synchronous !== 'normal' && synchronous !== 'full') {
+      throw new ConfigurationError("SqlitePersister options.synchronous must be 'normal' or 'full'.")
+    }
+    this.#synchronous = synchronous
+  }
+
+  saveSession(session: SessionData): Promise<void> {
+    return this.#task('save a session', () => {
+      const row = toSessionRow(validateSessionData(session))
+      const { id, ...update } = row
+      return async (connection) => {
+        await connection.kysely
+          .insertInto('sessions')
+          .values(row)
+          .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
+          .execute()
+      }
+    }) as Promise<void>
+  }
+
+  getSession(id: string): Promise<SessionData | null> {
+    return this.#task('read a session', () => {
+      const key = keyText(id, 'id')
+      return async (connection) => {
+        const row = await connection.kysely
+          .selectFrom('sessions')
+          .select(SESSION_READ_COLUMNS)
+          .where('id', '=', key)
+          .executeTakeFirst()
+        return row === undefined ? null : fromSessionRow(row)
+      }
+    }) as Promise<SessionData | null>
+  }
+
+  getAllSessions(): Promise<SessionData[]> {
+    return this.listSessions({})
+  }
+
+  listSessions(query: ListSessionsQuery = {}): Promise<SessionData[]> {
+    return this.#task('list sessions', () => {
+      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
+      validatePaging(query.limit, 'limit')
+      validatePaging(query.offset, 'offset')
+      const userId = query.userId === undefined ? undefined : keyText(query.userId, 'query.userId')
+      const appName = query.appName === undefined ? undefined : keyText(query.appName, 'query.appName')
+      const state = query.state === undefined ? undefined : keyText(query.state, 'query.state')
+      const { limit, offset } = query
+      return async (connection) => {
+        if (limit === 0) return []
+        let select = connection.kysely.selectFrom('sessions').select(SESSION_READ_COLUMNS)
+        if (userId !== undefined) select = select.where('user_id', '=', userId)
+        if (appName !== undefined) select = select.where('app_name', '=', appName)
+        if (state !== undefined) select = select.where('state', '=', state)
+        for (const [column, direction] of SESSION_ORDER) select = select.orderBy(column, direction)
+        // SQLite needs a LIMIT before an OFFSET; -1 means none.
+        if (limit !== undefined || offset !== undefined) select = select.limit(limit ?? -1)
+        if (offset !== undefined) select = select.offset(offset)
+        const rows = await select.execute()
+        return rows.map(fromSessionRow)
+      }
+    }) as Promise<SessionData[]>
+  }
+
+  deleteSession(id: string): Promise<void> {
+    return this.#task('delete a session', () => {
+      const key = keyText(id, 'id')
+      return async (connection) => {
+        // The foreign key's ON DELETE CASCADE removes the messages in the same statement.
+        await connection.kysely.deleteFrom('sessions').where('id', '=', key).execute()
+      }
+    }) as Promise<void>
+  }
+
+  saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      try {
+        this.#assertOpen()
+        const row = toMessageRow(validateMessage(sessionId, message))
+        this.#enqueue({ kind: 'message', row, resolve, reject })
+      } catch (error) {
+        reject(mapSqliteError(error, 'save a message', this.filename))
+      }
+    })
+  }
+
+  getMessages(sessionId: string, query: GetMessagesQuery = {}): Promise<AnyMessage[]> {
+    return this.#task('read messages', () => {
+      const key = keyText(sessionId, 'sessionId')
+      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
+      validatePaging(query.limit, 'limit')
+      const { afterSeq, limit } = query
+      if (afterSeq !== undefined && (typeof afterSeq !== 'number' || Number.isNaN(afterSeq))) {
+        throw new ValidationError(`afterSeq must be a number, got ${String(afterSeq)}.`)
+      }
+      return (connection) => {
+        if (limit === 0) return []
+        // Every stored seq is >= 0, so -1 means "from the start"; LIMIT -1 means "no limit".
+        const rows = connection.readMessages(key, afterSeq ?? -1, limit ?? -1)
+        const messages: AnyMessage[] = new Array(rows.length)
+        for (let index = 0; index < rows.length; index++)
+          messages[index] = fromMessageValues(rows[index]!, key)
+        return messages
+      }
+    }) as Promise<AnyMessage[]>
+  }
+
+  deleteMessages(sessionId: string): Promise<void> {
+    return this.#task('delete messages', () => {
+      const key = keyText(sessionId, 'sessionId')
+      return async (connection) => {
+        await connection.kysely.deleteFrom('messages').where('session_id', '=', key).execute()
+      }
+    }) as Promise<void>
+  }
+
+  /**
+   * The Kysely instance over this persister's database (opened and migrated), for read queries of
+   * your own, e.g. over the `tool_name` column. Do not hold a transaction open across awaits on
+   * it: the persister shares the connection.
+   */
+  getKysely(): Promise<Kysely<Database>> {
+    return this.#task('open the database', () => (connection) => connection.kysely) as Promise<
+      Kysely<Database>
+    >
+  }
+
+  /**
+   * Waits for every call already made (batched writes included), then closes the database.
+   * Idempotent; any call made after `close()` rejects with code `CLOSED`.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      while (this.#draining) await this.#draining
+      const connection = this.#connection
+      this.#connection = undefined
+      if (connection) await connection.close()
+    })()
+    return this.#closing
+  }
+
+  /**
+   * Queues a call. `prepare` runs now (validation and copying, so a caller that mutates its input
+   * afterwards changes nothing); the function it returns runs in queue order on the open database.
+   */
+  #task(action: string, prepare: () => (connection: SqliteConnection) => unknown): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      try {
+        this.#assertOpen()
+        this.#enqueue({ kind: 'task', action, run: prepare(), resolve, reject })
+      } catch (error) {
+        reject(mapSqliteError(error, action, this.filename))
+      }
+    })
+  }
+
+  #enqueue(job: Job): void {
+    this.#queue.push(job)
+    // setImmediate (not a microtask): calls made anywhere in this turn of the event loop, across
+    // any number of promise chains, join the same batch.
+    this.#draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain())
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        let connection: SqliteConnection
+        try {
+          connection = this.#open()
+        } catch (error) {
+          const jobs = this.#queue
+          this.#queue = []
+          const failure = mapSqliteError(error, 'open the database', this.filename)
+          for (const job of jobs) job.reject(failure)
+          continue
+        }
+        const head = this.#queue[0]!
+        if (head.kind === 'message') {
+          this.#writeBatch(connection, this.#takeMessageBatch())
+          // Let reads and other callbacks in between big batches.
+          if (this.#queue.length > 0) await new Promise((resolve) => setImmediate(resolve))
+          continue
+        }
+        this.#queue.shift()
+        try {
+          head.resolve(await head.run(connection))
+        } catch (error) {
+          head.reject(mapSqliteError(error, head.action, this.filename))
+        }
+      }
+    } finally {
+      this.#draining = undefined
+    }
+  }
+
+  #takeMessageBatch(): Array<Extract<Job, { kind: 'message' }>> {
+    let end = 0
+    while (end < this.#queue.length && end < this.#maxBatchSize && this.#queue[end]!.kind === 'message') end++
+    return this.#queue.splice(0, end) as Array<Extract<Job, { kind: 'message' }>>
+  }
+
+  #writeBatch(connection: SqliteConnection, jobs: Array<Extract<Job, { kind: 'message' }>>): void {
+    let failures: unknown[]
+    try {
+      failures = connection.writeMessages(jobs.map((job) => job.row))
+    } catch (error) {
+      const failure = mapSqliteError(error, `save ${jobs.length} message(s)`, this.filename)
+      for (const job of jobs) job.reject(failure)
+      return
+    }
+    for (let index = 0; index < jobs.length; index++) {
+      const job = jobs[index]!
+      const error = failures[index]
+      if (error === undefined) job.resolve()
+      else job.reject(this.#messageError(job.row, error))
+    }
+  }
+
+  #messageError(row: MessageRow, error: unknown): AgentError {
+    const code = sqliteCode(error)
+    if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+      return new NotFoundError(`Cannot save message ${row.id}: session ${row.session_id} does not exist.`, {
+        cause: error,
+      })
+    }
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE') {
+      return new PersistenceError(
+        `Cannot save message ${row.id}: session ${row.session_id} already has another message at seq ${row.seq}.`,
+        { code: 'CONFLICT', cause: error },
+      )
+    }
+    return mapSqliteError(error, `save message ${row.id}`, this.filename)
+  }
+
+  #open(): SqliteConnection {
+    this.#connection ??= openSqliteDatabase({
+      filename: this.filename,
+      busyTimeoutMs: this.#busyTimeoutMs,
+      synchronous: this.#synchronous,
+    })
+    return this.#connection
+  }
+
+  #assertOpen(): void {
+    if (this.#closing)
+      throw new PersistenceError(`This SqlitePersister (${this.filename}) is closed.`, { code: 'CLOSED' })
+  }
+}
+
+/** Creates a {@link SqlitePersister}: the factory `@agentx/core` calls for its default persister. */
+export function createSqlitePersister(options: SqlitePersisterOptions): SqlitePersister {
+  return new SqlitePersister(options)
+}
+
+function positiveInteger(
+  value: number | undefined,
+  name: string,
+  fallback: number,
+  allowZero: boolean,
+): number {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < (allowZero ? 0 : 1)) {
+    throw new ConfigurationError(
+      `SqlitePersister options.${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer.`,
+    )
+  }
+  return value
+}
