@@ -25,9 +25,23 @@ interface RemoteProviderSpec {
 
 /** The secret values of `env` (API keys), to scrub from anything shown or logged. */
 export function secretsOf(env: PlaygroundEnv): string[] {
-  return ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'AGENTX_PG_URL']
-    .map((name) => env[name])
+  const secrets = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'AGENTX_PG_URL']
+    .flatMap((name) => [env[name], env[name]?.trim()])
     .filter((value): value is string => typeof value === 'string' && value.length >= 4)
+  const password = passwordOf(env.AGENTX_PG_URL)
+  if (password !== undefined && password.length >= 4) secrets.push(password, encodeURIComponent(password))
+  // Longest first, so a key that contains another secret is redacted whole.
+  return [...new Set(secrets)].sort((a, b) => b.length - a.length)
+}
+
+function passwordOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined
+  try {
+    const password = new URL(url.trim()).password
+    return password === '' ? undefined : decodeURIComponent(password)
+  } catch {
+    return undefined
+  }
 }
 
 /** Replaces every secret in `text` with `[redacted]`. */

@@ -1,0 +1,46 @@
+import type { IncomingHttpHeaders } from 'node:http'
+
+/** Host names that always mean this machine. */
+const LOOPBACK_NAMES: readonly string[] = ['127.0.0.1', 'localhost', '[::1]']
+
+/**
+ * The `Host` values the server answers to: its own `host:port` plus the loopback names with its
+ * port when it listens on loopback. Anything else (a DNS-rebinding attack uses another name) is
+ * foreign.
+ */
+export function allowedHostsFor(host: string, port: number): Set<string> {
+  const name = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+  const allowed = new Set([`${name}:${port}`.toLowerCase()])
+  if (isLoopback(host)) for (const loopback of LOOPBACK_NAMES) allowed.add(`${loopback}:${port}`)
+  return allowed
+}
+
+/** Whether a bind address is loopback only. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host)
+}
+
+/**
+ * Why a request must be refused with 403, or `undefined` when it may proceed. Refuses a `Host`
+ * that is not the server's own, an `Origin` that is not `http://<own host>`, and a browser's
+ * `Sec-Fetch-Site: cross-site`. Requests without `Origin` (curl, same-origin GETs) pass when
+ * their `Host` is right.
+ */
+export function checkRequestOrigin(headers: IncomingHttpHeaders, allowedHosts: ReadonlySet<string>): string | undefined {
+  const host = headers.host?.toLowerCase()
+  if (host === undefined || !allowedHosts.has(host)) return 'foreign Host header'
+  const origin = headers.origin
+  if (origin !== undefined) {
+    if (origin === 'null') return 'opaque Origin'
+    let parsed: URL
+    try {
+      parsed = new URL(origin)
+    } catch {
+      return 'malformed Origin header'
+    }
+    if (parsed.protocol !== 'http:' || !allowedHosts.has(parsed.host.toLowerCase())) return 'cross-origin request'
+  }
+  const site = headers['sec-fetch-site']
+  if (site === 'cross-site' || site === 'same-site') return 'cross-site request'
+  return undefined
+}

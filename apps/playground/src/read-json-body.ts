@@ -1,0 +1,38 @@
+import type { IncomingMessage } from 'node:http'
+import { AgentError, ValidationError } from '@agentx/core'
+
+/** The largest request body the API reads, in bytes. */
+export const MAX_BODY_BYTES = 1_000_000
+
+/**
+ * Reads a request body as a JSON object. An empty body is `{}`. Rejects with `VALIDATION` for
+ * invalid JSON or a non-object, `UNSUPPORTED_MEDIA_TYPE` when a body is not `application/json`
+ * (which also forces a CORS preflight on any cross-origin attempt) and `PAYLOAD_TOO_LARGE` beyond
+ * {@link MAX_BODY_BYTES}.
+ */
+export async function readJsonBody(request: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_BODY_BYTES) {
+      throw new AgentError(`The request body is larger than ${MAX_BODY_BYTES} bytes.`, 'PAYLOAD_TOO_LARGE')
+    }
+    chunks.push(chunk)
+  }
+  if (size === 0) return {}
+  const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
+  if (type !== 'application/json') {
+    throw new AgentError('The request body must be JSON (Content-Type: application/json).', 'UNSUPPORTED_MEDIA_TYPE')
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch (error) {
+    throw new ValidationError('The request body is not valid JSON.', { cause: error })
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError('The request body must be a JSON object.')
+  }
+  return value as Record<string, unknown>
+}
