@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto'
+import {
+  AdapterError,
+  type AdapterMessage,
+  type ContentBlock,
+  type StopReason,
+  type TextBlock,
+  type ThinkingBlock,
+  type TokenUsage,
+} from '@agentx/core'
+import type { GenerateContentResponse, GenerateContentResponseUsageMetadata, Part } from '@google/genai'
+import type { GeminiProviderMetadata } from './gemini-provider-metadata.js'
+import { GEMINI_PROVIDER } from './map-gemini-error.js'
+
+/** Gemini finish reasons that mean a safety or policy filter stopped the response. */
+const CONTENT_FILTER_REASONS: ReadonlySet<string> = new Set([
+  'SAFETY',
+  'RECITATION',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+])
+
+/** Finish reasons that mean the model produced an unusable tool call. */
+const ERROR_REASONS: ReadonlySet<string> = new Set([
+  'MALFORMED_FUNCTION_CALL',
+  'UNEXPECTED_TOOL_CALL',
+  'TOO_MANY_TOOL_CALLS',
+  'MALFORMED_RESPONSE',
+])
+
+/**
+ * Maps a Gemini `finishReason` onto core's {@link StopReason}: `STOP` → `end_turn` (or `tool_use`
+ * when the response called tools), `MAX_TOKENS` → `max_tokens`, `SAFETY`, `RECITATION`,
+ * `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII` and the image filters → `content_filter`, malformed or
+ * unexpected tool calls → `error`, anything else → `other` (rule A-FIN-01).
+ */
+export function mapGeminiFinishReason(finishReason: string, hasToolCalls: boolean): StopReason {
+  if (finishReason === 'STOP') return hasToolCalls ? 'tool_use' : 'end_turn'
+  if (finishReason === 'MAX_TOKENS') return 'max_tokens'
+  if (CONTENT_FILTER_REASONS.has(finishReason)) return 'content_filter'
+  if (ERROR_REASONS.has(finishReason)) return 'error'
+  return 'other'
+}
+
+/**
+ * Converts Gemini `usageMetadata` into a {@link TokenUsage}: input is `promptTokenCount` (plus
+ * `toolUsePromptTokenCount`), with `cachedContentTokenCount` as `cacheReadTokens`; output is
+ * `candidatesTokenCount + thoughtsTokenCount`, with the thoughts as `reasoningTokens`. Returns
+ * `undefined` when Gemini reported no token counts (rule A-USG-02).
+ */
+export function mapGeminiUsage(
+  metadata: GenerateContentResponseUsageMetadata | undefined,
+): TokenUsage | undefined {
+  if (metadata === undefined) return undefined
+  const {
+    promptTokenCount,
+    toolUsePromptTokenCount,
+    candidatesTokenCount,
+    thoughtsTokenCount,
+    cachedContentTokenCount,
+  } = metadata
+  if (
+    promptTokenCount === undefined &&
+    candidatesTokenCount === undefined &&
+    thoughtsTokenCount === undefined
+  ) {
+    return undefined
+  }
+  const inputTokens = (promptTokenCount ?? 0) + (toolUsePromptTokenCount ?? 0)
+  const outputTokens = (candidatesTokenCount ?? 0) + (thoughtsTokenCount ?? 0)
+  const usage: TokenUsage = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
+  if (cachedContentTokenCount !== undefined) usage.cacheReadTokens = cachedContentTokenCount
+  if (thoughtsTokenCount !== undefined) usage.reasoningTokens = thoughtsTokenCount
+  return usage
+}
+
+type OpenBlock = { kind: 'text'; block: TextBlock } | { kind: 'thinking'; block: ThinkingBlock }
+
+/**
+ * Turns the chunks of `generateContentStream` into {@link AdapterMessage}s.
+ *
+ * Text parts become `text-delta`s, `thought` parts `thinking-delta`s, each `functionCall` part a
+ * `tool-call` (Gemini sends them whole; one without an `id` gets a stable id made from the
+ * response id and its position, marked `syntheticId` in `providerMetadata.gemini`). Every
+ * `thoughtSignature` is kept on its block. When the stream ends, `usage` (the last cumulative
+ * `usageMetadata`, reported once) and then exactly one `message` are yielded. A stream that ends
+ * before a `finishReason` (or a blocked prompt) throws a retryable `network` {@link AdapterError},
+ * never a success (rule A-ERR-03); an error after the finish reason is ignored, the response being
+ * complete.
+ *
+ * Called by `GeminiAdapter`; exported for custom adapters built on the same SDK.
+ */
+export async function* mapGeminiStream(
+  chunks: AsyncIterable<GenerateContentResponse>,
+): AsyncGenerator<AdapterMessage> {
+  const content: ContentBlock[] = []
+  let open: OpenBlock | undefined
+  let responseId: string | undefined
+  let fallbackId: string | undefined
+  let toolCallCount = 0
+  let usageMetadata: GenerateContentResponseUsageMetadata | undefined
+  let finishReason: string | undefined
+
+  const nextToolCallId = (): string => {
+    if (responseId === undefined && fallbackId === undefined) fallbackId = randomUUID()
+    const base = responseId ?? fallbackId
+    return `gemini-call-${base}-${toolCallCount}`
+  }
+
+  function* onPart(part: Part): Generator<AdapterMessage> {
+    const signature = part.thoughtSignature
+    if (part.functionCall) {
+      open = undefined
+      const call = part.functionCall
+      const metadata: GeminiProviderMetadata = {}
+      let id = call.id
+      if (id === undefined || id === '') {
+        id = nextToolCallId()
+        metadata.syntheticId = true
+      }
+      toolCallCount++
+      if (signature !== undefined) metadata.thoughtSignature = signature
+      const name = call.name ?? ''
+      const input = toInput(call.args)
+      const block: ContentBlock = { type: 'tool_use', id, name, input: structuredClone(input) }
+      if (Object.keys(metadata).length > 0) block.providerMetadata = { gemini: metadata }
+      content.push(block)
+      yield { type: 'tool-call', id, name, input }
+      return
+    }
+    if (part.inlineData?.data !== undefined) {
+      open = undefined
+      const image: ContentBlock = {
+        type: 'image',
+        mediaType: part.inlineData.mimeType ?? 'application/octet-stream',
+        data: part.inlineData.data,
+      }
+      if (signature !== undefined) image.providerMetadata = { gemini: { thoughtSignature: signature } }
+      content.push(image)
+      return
+    }
+    if (typeof part.text !== 'string' && signature === undefined) return
+    const text = part.text ?? ''
+    if (part.thought === true) {
+      if (open?.kind !== 'thinking' || open.block.signature !== undefined) {
+        open = { kind: 'thinking', block: { type: 'thinking', text: '' } }
+        content.push(open.block)
+      }
+      open.block.text += text
+      if (signature !== undefined) open.block.signature = signature
+      if (text !== '') yield { type: 'thinking-delta', text }
+      return
+    }
+    if (open?.kind !== 'text' || open.block.providerMetadata !== undefined) {
+      // A signature closes its text block: later text starts a new part, as Gemini sent it.
+      if (text === '' && signature === undefined) return
+      open = { kind: 'text', block: { type: 'text', text: '' } }
+      content.push(open.block)
+    }
+    open.block.text += text
+    if (signature !== undefined) open.block.providerMetadata = { gemini: { thoughtSignature: signature } }
+    if (text !== '') yield { type: 'text-delta', text }
+  }
+
+  try {
+    for await (const chunk of chunks) {
+      if (typeof chunk.responseId === 'string' && chunk.responseId !== '') responseId ??= chunk.responseId
+      if (chunk.usageMetadata) usageMetadata = chunk.usageMetadata
+      const candidates = chunk.candidates ?? []
+      const candidate = candidates.find((entry) => (entry.index ?? 0) === 0) ?? candidates[0]
+      if (candidate === undefined && chunk.promptFeedback?.blockReason !== undefined) {
+        finishReason ??= 'SAFETY'
+      }
+      for (const part of candidate?.content?.parts ?? []) yield* onPart(part)
+      if (candidate?.finishReason !== undefined && candidate.finishReason !== 'FINISH_REASON_UNSPECIFIED') {
+        finishReason = candidate.finishReason
+      }
+    }
+  } catch (error) {
+    // The response was complete; a connection that breaks afterwards does not undo it.
+    if (finishReason === undefined || (error as { name?: unknown })?.name === 'ApiError') throw error
+  }
+
+  if (finishReason === undefined) {
+    throw new AdapterError('The Gemini stream ended before a finish reason; the response is incomplete.', {
+      kind: 'network',
+      provider: GEMINI_PROVIDER,
+    })
+  }
+  const usage = mapGeminiUsage(usageMetadata)
+  if (usage) yield { type: 'usage', usage }
+  const hasToolCalls = content.some((block) => block.type === 'tool_use')
+  yield { type: 'message', content, stopReason: mapGeminiFinishReason(finishReason, hasToolCalls) }
+}
+
+/** Gemini sends `args` as an object; a string (never valid per the API) is parsed when it can be, else kept raw. */
+function toInput(args: unknown): unknown {
+  if (args === undefined || args === null) return {}
+  if (typeof args === 'string') {
+    if (args.trim() === '') return {}
+    try {
+      return JSON.parse(args)
+    } catch {
+      return args
+    }
+  }
+  return args
+}
