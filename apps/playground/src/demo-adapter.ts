@@ -246,9 +246,14 @@ function plannedError(variant: string | undefined): PlannedReply {
   }
 }
 
-/** A retry is the same text sent again right after it failed: the history then ends with it. */
+/**
+ * A retry is the same text sent again right after it failed: the history then ends with it,
+ * possibly followed by the partial reply the failure left (`incomplete`).
+ */
 function isRetryOf(text: string, history: readonly AnyMessage[]): boolean {
-  const last = history[history.length - 1]
+  let index = history.length - 1
+  while (index >= 0 && history[index]?.type === 'agent' && history[index]?.incomplete === true) index--
+  const last = history[index]
   return last !== undefined && last.type === 'user' && textOf(last.content).trim() === text
 }
 
