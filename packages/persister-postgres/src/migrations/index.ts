@@ -1,0 +1,8 @@
+import { initialSchema } from './001-initial-schema.js'
+import type { PostgresMigration } from './postgres-migration.js'
+
+/** Every migration of the PostgreSQL schema, in version order. */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [initialSchema]
+
+/** The schema version this package creates and reads. */
+export const POSTGRES_SCHEMA_VERSION: number = POSTGRES_MIGRATIONS.length

@@ -1,0 +1,101 @@
+import type { Logger } from '@agentx/core'
+import type { PostgresPool, PostgresPoolClient } from 'kysely'
+import pg from 'pg'
+
+/** What {@link openPostgresPool} needs. */
+export interface OpenPostgresPoolOptions {
+  connectionString?: string | undefined
+  pool?: pg.Pool | undefined
+  poolSize: number
+  connectTimeoutMs: number
+  statementTimeoutMs: number | undefined
+  applicationName: string
+  logger: Logger | undefined
+}
+
+/** A pool for Kysely's `PostgresDialect`, and what the persister needs to know about it. */
+export interface PostgresPoolHandle {
+  /** Hands out clients whose connection errors are caught and that are discarded when broken. */
+  readonly dialectPool: PostgresPool
+  /** Whether the persister created the pool (and so ends it on close). */
+  readonly owned: boolean
+  /** The server as `host:port/database`, never with credentials, for error messages. */
+  readonly server: string
+}
+
+/**
+ * Wraps a `pg.Pool` — the given one, or a new one over `connectionString` — for Kysely.
+ *
+ * pg emits `error` on a checked-out client whose connection dies (a server restart, an
+ * administrator terminating the backend); without a listener that event would crash the process.
+ * Each client handed out here has a listener while it is checked out and is released with the
+ * error, so pg-pool discards it instead of reusing a dead connection. A pool created here also
+ * gets a pool-level listener for idle clients; a pool passed in is left as the application
+ * configured it, and ending it stays the application's job.
+ */
+export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPoolHandle {
+  const owned = options.pool === undefined
+  const pool =
+    options.pool ??
+    new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      application_name: options.applicationName,
+      ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    })
+  if (owned) {
+    pool.on('error', (error) => {
+      options.logger?.warn('An idle PostgreSQL connection failed; the pool replaces it.', {
+        error: error.message,
+      })
+    })
+  }
+  const dialectPool: PostgresPool = {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect()
+      let failure: Error | undefined
+      const onError = (error: Error): void => {
+        failure = error
+      }
+      client.on('error', onError)
+      return {
+        query: client.query.bind(client) as PostgresPoolClient['query'],
+        release(): void {
+          client.off('error', onError)
+          client.release(failure)
+        },
+      }
+    },
+    async end(): Promise<void> {
+      if (owned) await pool.end()
+    },
+  }
+  return { dialectPool, owned, server: describeServer(options.connectionString, pool) }
+}
+
+/** `host:port/database` of a connection string or pool, without user or password. */
+function describeServer(connectionString: string | undefined, pool: pg.Pool): string {
+  const fromPool = pool.options as {
+    host?: unknown
+    port?: unknown
+    database?: unknown
+    connectionString?: unknown
+  }
+  const url =
+    connectionString ??
+    (typeof fromPool.connectionString === 'string' ? fromPool.connectionString : undefined)
+  if (url !== undefined) {
+    try {
+      const parsed = new URL(url)
+      const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''))
+      return `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}/${database}`
+    } catch {
+      return 'the configured server'
+    }
+  }
+  const host = typeof fromPool.host === 'string' ? fromPool.host : (process.env.PGHOST ?? 'localhost')
+  const port = fromPool.port ?? process.env.PGPORT ?? 5432
+  const database = typeof fromPool.database === 'string' ? fromPool.database : (process.env.PGDATABASE ?? '')
+  return `${host}:${String(port)}/${database}`
+}

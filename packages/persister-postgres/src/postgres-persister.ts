@@ -1,0 +1,544 @@
+import type {
+  AgentError,
+  AgentPersister,
+  AnyMessage,
+  GetMessagesQuery,
+  ListSessionsQuery,
+  Logger,
+  RetryOptions,
+  SessionData,
+} from '@agentx/core'
+import {
+  backoffDelay,
+  ConfigurationError,
+  NotFoundError,
+  PersistenceError,
+  ValidationError,
+  validateMessage,
+  validatePaging,
+  validateSessionData,
+} from '@agentx/core'
+import { Kysely, PostgresDialect } from 'kysely'
+import type pg from 'pg'
+import { isTransientError, mapPostgresError, postgresCode } from './map-postgres-error.js'
+import { fromMessageRow, type MessageRow, toMessageRow } from './message-row.js'
+import { POSTGRES_MIGRATIONS } from './migrations/index.js'
+import { runMigrations } from './migrations/run-migrations.js'
+import { openPostgresPool } from './open-postgres-pool.js'
+import type { Database } from './postgres-schema.js'
+import { PostgresStatements } from './postgres-statements.js'
+import { fromSessionRow, type SessionRow, toSessionRow } from './session-row.js'
+import { keyText } from './text-fields.js'
+
+/** Options of {@link PostgresPersister}. Give exactly one of `connectionString` and `pool`. */
+export interface PostgresPersisterOptions {
+  /**
+   * A libpq-style URL, e.g. `postgres://user:password@127.0.0.1:5432/app`. The persister creates
+   * its own `pg.Pool` and ends it on `close()`. Credentials never appear in its errors or logs.
+   */
+  connectionString?: string
+  /**
+   * An existing `pg.Pool` to share with the application. The persister never ends it (`close()`
+   * only stops using it) and does not change its configuration: attach a `pool.on('error', …)`
+   * listener yourself, as pg requires.
+   */
+  pool?: pg.Pool
+  /**
+   * The PostgreSQL schema of AgentX's tables, created on first use if missing; one per tenant for
+   * multi-tenant installs. A plain identifier: letters, digits and `_`, not starting with a digit,
+   * at most 63 characters. Default is `'public'`.
+   */
+  schema?: string
+  /** Most connections of the pool the persister creates. Ignored with `pool`. Default is `10`. */
+  poolSize?: number
+  /** How long connecting may take before it fails, in ms (pool created by the persister only). Default is `10000`. */
+  connectTimeoutMs?: number
+  /**
+   * PostgreSQL's `statement_timeout` for the connections of the pool the persister creates: a
+   * statement running longer is cancelled and the call rejects with a retryable
+   * `PersistenceError` of code `BUSY`. Not allowed with `pool` (configure your pool instead).
+   * Default is none.
+   */
+  statementTimeoutMs?: number
+  /** `application_name` of the connections the persister creates (shown in `pg_stat_activity`). Default is `'agentx'`. */
+  applicationName?: string
+  /**
+   * Retries of a statement whose connection failed or was lost (server restart, failover,
+   * terminated backend) or that lost a deadlock: exponential backoff with jitter, on a new
+   * connection. Every statement is an idempotent upsert, delete or read, so a retry never
+   * duplicates anything. `maxRetries: 0` disables retries. Default is
+   * `{ maxRetries: 8, initialDelayMs: 100, maxDelayMs: 2000 }` (about ten seconds in all).
+   */
+  retry?: RetryOptions
+  /** Most `saveMessage` calls written in one statement. Default is `1000`. */
+  maxBatchSize?: number
+  /** Receives a warning for each retried statement. Default is none. */
+  logger?: Logger
+}
+
+type Settle = { resolve: (value: undefined) => void; reject: (error: AgentError) => void }
+
+type WriteJob =
+  | ({ kind: 'message'; row: MessageRow; key: string } & Settle)
+  | ({ kind: 'session'; row: SessionRow } & Settle)
+  | ({ kind: 'task'; action: string; run: (statements: PostgresStatements) => Promise<void> } & Settle)
+
+type Outcome = { job: WriteJob; error?: AgentError }
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+const DEFAULT_RETRY: Required<RetryOptions> = { maxRetries: 8, initialDelayMs: 100, maxDelayMs: 2000 }
+
+/**
+ * An {@link AgentPersister} over PostgreSQL (pg + Kysely), safe for many application processes
+ * sharing one database.
+ *
+ * Constructing it does no I/O. On first use it brings its schema up to date with versioned
+ * migrations, in one transaction under an advisory lock, so processes starting together migrate
+ * once. Writes are upserts keyed by id (`(session_id, id)` for messages, with `(session_id, seq)`
+ * unique), so processes never duplicate each other's rows.
+ *
+ * Writes run in call order. `saveMessage` calls that arrive together — the kernel's
+ * fire-and-forget writes — are written as one multi-row upsert, and each call still settles on
+ * its own: one bad message does not fail the others. A read waits for the writes issued before
+ * it, so it sees them, and runs beside later writes on another connection. A statement whose
+ * connection is lost is retried on a new one (see {@link PostgresPersisterOptions.retry}).
+ *
+ * @example
+ * ```ts
+ * const persister = createPostgresPersister({ connectionString: process.env.DATABASE_URL })
+ * const agent = createAgent({ model: 'claude-sonnet-5-5' }, { persister })
+ * ```
+ */
+export class PostgresPersister implements AgentPersister {
+  readonly specificationVersion = 'v1' as const
+  /** The schema holding AgentX's tables. */
+  readonly schema: string
+  /** The server as `host:port/database`, without credentials. */
+  readonly server: string
+  readonly #kysely: Kysely<Database>
+  readonly #statements: PostgresStatements
+  readonly #retry: Required<RetryOptions>
+  readonly #maxBatchSize: number
+  readonly #logger: Logger | undefined
+  #migrated: Promise<void> | undefined
+  #queue: WriteJob[] = []
+  #draining: Promise<void> | undefined
+  /** Settles once every write issued so far has settled. */
+  #writesSettled: Promise<void> = Promise.resolve()
+  readonly #reads = new Set<Promise<unknown>>()
+  #closing: Promise<void> | undefined
+
+  constructor(options: PostgresPersisterOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new ConfigurationError('PostgresPersister needs options: { connectionString } or { pool }.')
+    }
+    const { connectionString, pool } = options
+    if ((connectionString === undefined) === (pool === undefined)) {
+      throw new ConfigurationError(
+        'PostgresPersister needs exactly one of options.connectionString and options.pool.',
+      )
+    }
+    if (
+      connectionString !== undefined &&
+      (typeof connectionString !== 'string' || connectionString.length === 0)
+    ) {
+      throw new ConfigurationError('PostgresPersister options.connectionString must be a non-empty string.')
+    }
+    if (
+      pool !== undefined &&
+      (typeof pool !== 'object' || pool === null || typeof pool.connect !== 'function')
+    ) {
+      throw new ConfigurationError('PostgresPersister options.pool must be a pg.Pool.')
+    }
+    const schema = options.schema ?? 'public'
+    if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
+      throw new ConfigurationError(
+        `PostgresPersister options.schema must be a plain identifier (letters, digits and _, not starting with a digit, at most 63 characters), got ${JSON.stringify(schema)}.`,
+      )
+    }
+    if (pool !== undefined && options.statementTimeoutMs !== undefined) {
+      throw new ConfigurationError(
+        'PostgresPersister options.statementTimeoutMs applies to a pool the persister creates; set statement_timeout in the config of the pool you pass instead.',
+      )
+    }
+    this.schema = schema
+    this.#maxBatchSize = integerOption(options.maxBatchSize, 'maxBatchSize', 1000, 1)
+    this.#retry = retryOptions(options.retry)
+    this.#logger = options.logger
+    const handle = openPostgresPool({
+      connectionString,
+      pool,
+      poolSize: integerOption(options.poolSize, 'poolSize', 10, 1),
+      connectTimeoutMs: integerOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000, 0),
+      statementTimeoutMs:
+        options.statementTimeoutMs === undefined
+          ? undefined
+          : integerOption(options.statementTimeoutMs, 'statementTimeoutMs', 0, 1),
+      applicationName: typeof options.applicationName === 'string' ? options.applicationName : 'agentx',
+      logger: options.logger,
+    })
+    this.server = `${handle.server}, schema ${schema}`
+    this.#kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.dialectPool }) })
+    this.#statements = new PostgresStatements(this.#kysely, schema)
+  }
+
+  saveSession(session: SessionData): Promise<void> {
+    return this.#write('save a session', (settle) => ({
+      kind: 'session',
+      row: toSessionRow(validateSessionData(session)),
+      ...settle,
+    }))
+  }
+
+  getSession(id: string): Promise<SessionData | null> {
+    return this.#read('read a session', () => {
+      const key = keyText(id, 'id')
+      return async (statements) => {
+        const [row] = await statements.selectSessions({ id: key }, 1, 0)
+        return row === undefined ? null : fromSessionRow(row)
+      }
+    })
+  }
+
+  getAllSessions(): Promise<SessionData[]> {
+    return this.listSessions({})
+  }
+
+  listSessions(query: ListSessionsQuery = {}): Promise<SessionData[]> {
+    return this.#read('list sessions', () => {
+      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
+      validatePaging(query.limit, 'limit')
+      validatePaging(query.offset, 'offset')
+      const filters: { userId?: string; appName?: string; state?: string } = {}
+      if (query.userId !== undefined) filters.userId = keyText(query.userId, 'query.userId')
+      if (query.appName !== undefined) filters.appName = keyText(query.appName, 'query.appName')
+      if (query.state !== undefined) filters.state = keyText(query.state, 'query.state')
+      const { limit, offset } = query
+      return async (statements) => {
+        if (limit === 0) return []
+        const rows = await statements.selectSessions(filters, limit ?? null, offset ?? 0)
+        return rows.map(fromSessionRow)
+      }
+    })
+  }
+
+  deleteSession(id: string): Promise<void> {
+    return this.#write('delete a session', (settle) => {
+      const key = keyText(id, 'id')
+      return {
+        kind: 'task',
+        action: 'delete a session',
+        run: (statements) => statements.deleteSession(key),
+        ...settle,
+      }
+    })
+  }
+
+  saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+    return this.#write('save a message', (settle) => {
+      const row = toMessageRow(validateMessage(sessionId, message))
+      return { kind: 'message', row, key: `${row.session_id}\u0000${row.id}`, ...settle }
+    })
+  }
+
+  getMessages(sessionId: string, query: GetMessagesQuery = {}): Promise<AnyMessage[]> {
+    return this.#read('read messages', () => {
+      const key = keyText(sessionId, 'sessionId')
+      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
+      validatePaging(query.limit, 'limit')
+      const { afterSeq, limit } = query
+      if (afterSeq !== undefined && (typeof afterSeq !== 'number' || Number.isNaN(afterSeq))) {
+        throw new ValidationError(`afterSeq must be a number, got ${String(afterSeq)}.`)
+      }
+      return async (statements) => {
+        // Every stored seq is a safe integer >= 0: seq > 2.5 is seq > 2, and nothing is above MAX_SAFE_INTEGER.
+        if (limit === 0 || (afterSeq !== undefined && afterSeq >= Number.MAX_SAFE_INTEGER)) return []
+        const after = afterSeq === undefined ? -1 : Math.max(-1, Math.floor(afterSeq))
+        const rows = await statements.selectMessages(key, after, limit ?? null)
+        const messages: AnyMessage[] = new Array(rows.length)
+        for (let index = 0; index < rows.length; index++)
+          messages[index] = fromMessageRow(rows[index]!, sessionId)
+        return messages
+      }
+    })
+  }
+
+  deleteMessages(sessionId: string): Promise<void> {
+    return this.#write('delete messages', (settle) => {
+      const key = keyText(sessionId, 'sessionId')
+      return {
+        kind: 'task',
+        action: 'delete messages',
+        run: (statements) => statements.deleteMessages(key),
+        ...settle,
+      }
+    })
+  }
+
+  /**
+   * The Kysely instance over this persister's pool (schema migrated, queries scoped to
+   * {@link PostgresPersister.schema}), for read queries of your own, e.g. over the `tool_name`
+   * column. Writes through it bypass the persister's ordering.
+   */
+  getKysely(): Promise<Kysely<Database>> {
+    return this.#read('open the database', () => async () => this.#kysely.withSchema(this.schema))
+  }
+
+  /**
+   * Waits for every call already made (batched writes included), then ends the pool if the
+   * persister created it. Idempotent; any call made after `close()` rejects with code `CLOSED`.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      while (this.#draining) await this.#draining
+      while (this.#reads.size > 0) await Promise.allSettled([...this.#reads])
+      await this.#kysely.destroy()
+    })()
+    return this.#closing
+  }
+
+  /**
+   * Starts a read. `prepare` runs now (validation, so bad input rejects at once); the function it
+   * returns runs once the writes issued before this call have settled and the schema is ready.
+   */
+  #read<T>(action: string, prepare: () => (statements: PostgresStatements) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      try {
+        this.#assertOpen()
+        const run = prepare()
+        const after = this.#writesSettled
+        const read = (async () => {
+          await after
+          await this.#ready()
+          return this.#withRetry(action, () => run(this.#statements))
+        })()
+        this.#reads.add(read)
+        read.then(resolve, (error: unknown) => reject(mapPostgresError(error, action, this.server)))
+        read.then(
+          () => this.#reads.delete(read),
+          () => this.#reads.delete(read),
+        )
+      } catch (error) {
+        reject(mapPostgresError(error, action, this.server))
+      }
+    })
+  }
+
+  /** Queues a write built (validated and copied) now by `build`. */
+  #write(action: string, build: (settle: Settle) => WriteJob): Promise<void> {
+    const promise = new Promise<void>((resolve, reject) => {
+      try {
+        this.#assertOpen()
+        this.#queue.push(build({ resolve: () => resolve(), reject }))
+        // setImmediate (not a microtask): calls made anywhere in this turn of the event loop, across
+        // any number of promise chains, join the same batch.
+        this.#draining ??= new Promise<void>((done) => setImmediate(done)).then(() => this.#drain())
+      } catch (error) {
+        reject(mapPostgresError(error, action, this.server))
+      }
+    })
+    this.#writesSettled = promise.then(
+      () => undefined,
+      () => undefined,
+    )
+    return promise
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        try {
+          await this.#ready()
+        } catch (error) {
+          const failure = mapPostgresError(error, 'prepare the schema', this.server)
+          for (const job of this.#queue.splice(0)) job.reject(failure)
+          continue
+        }
+        const step = this.#takeStep()
+        // Jobs settle together once the whole step is done, so a read issued after any of them
+        // also sees the others.
+        const outcomes = await this.#runStep(step)
+        for (const { job, error } of outcomes) {
+          if (error === undefined) job.resolve(undefined)
+          else job.reject(error)
+        }
+      }
+    } finally {
+      this.#draining = undefined
+    }
+  }
+
+  /**
+   * Takes the next step off the queue: one task, or the longest run of message and session
+   * upserts that can be written as one message statement followed by one session statement
+   * without changing the outcome of any call — no key twice, and no message after a session
+   * upsert of its own session (that message might depend on the session being created).
+   */
+  #takeStep(): WriteJob[] {
+    const head = this.#queue[0]!
+    if (head.kind === 'task') return this.#queue.splice(0, 1)
+    const messageKeys = new Set<string>()
+    const sessionIds = new Set<string>()
+    let end = 0
+    for (; end < this.#queue.length && end < this.#maxBatchSize; end++) {
+      const job = this.#queue[end]!
+      if (job.kind === 'task') break
+      if (job.kind === 'message') {
+        if (messageKeys.has(job.key) || sessionIds.has(job.row.session_id)) break
+        messageKeys.add(job.key)
+      } else {
+        if (sessionIds.has(job.row.id)) break
+        sessionIds.add(job.row.id)
+      }
+    }
+    return this.#queue.splice(0, end)
+  }
+
+  async #runStep(step: WriteJob[]): Promise<Outcome[]> {
+    const head = step[0]!
+    if (head.kind === 'task') {
+      try {
+        await this.#withRetry(head.action, () => head.run(this.#statements))
+        return [{ job: head }]
+      } catch (error) {
+        return [{ job: head, error: mapPostgresError(error, head.action, this.server) }]
+      }
+    }
+    const messages = step.filter((job) => job.kind === 'message')
+    const sessions = step.filter((job) => job.kind === 'session')
+    const outcomes: Outcome[] = []
+    if (messages.length > 0) {
+      outcomes.push(
+        ...(await this.#upsertEach(
+          messages,
+          (rows) => this.#statements.upsertMessages(rows),
+          (row, error) => this.#messageError(row, error),
+        )),
+      )
+    }
+    if (sessions.length > 0) {
+      outcomes.push(
+        ...(await this.#upsertEach(
+          sessions,
+          (rows) => this.#statements.upsertSessions(rows),
+          (row, error) => mapPostgresError(error, `save session ${row.id}`, this.server),
+        )),
+      )
+    }
+    return outcomes
+  }
+
+  /**
+   * Upserts the rows of `jobs` in one statement. When that fails for a reason of one row (an
+   * unknown session, a taken seq, a too-large value), each row is written alone so that only the
+   * bad ones fail.
+   */
+  async #upsertEach<Row>(
+    jobs: Array<WriteJob & { row: Row }>,
+    upsert: (rows: Row[]) => Promise<void>,
+    describe: (row: Row, error: unknown) => AgentError,
+  ): Promise<Outcome[]> {
+    try {
+      await this.#withRetry(`save ${jobs.length} row(s)`, () => upsert(jobs.map((job) => job.row)))
+      return jobs.map((job) => ({ job }))
+    } catch (error) {
+      if (jobs.length === 1 || isTransientError(error) || postgresCode(error) === undefined) {
+        return jobs.map((job) => ({ job, error: describe(job.row, error) }))
+      }
+    }
+    const outcomes: Outcome[] = []
+    for (const job of jobs) {
+      try {
+        await this.#withRetry('save a row', () => upsert([job.row]))
+        outcomes.push({ job })
+      } catch (error) {
+        outcomes.push({ job, error: describe(job.row, error) })
+      }
+    }
+    return outcomes
+  }
+
+  #messageError(row: MessageRow, error: unknown): AgentError {
+    const code = postgresCode(error)
+    if (code === '23503') {
+      return new NotFoundError(`Cannot save message ${row.id}: session ${row.session_id} does not exist.`, {
+        cause: error,
+      })
+    }
+    if (code === '23505') {
+      return new PersistenceError(
+        `Cannot save message ${row.id}: session ${row.session_id} already has another message at seq ${row.seq}.`,
+        { code: 'CONFLICT', cause: error },
+      )
+    }
+    return mapPostgresError(error, `save message ${row.id}`, this.server)
+  }
+
+  /** Runs `statement`, retrying it on a new connection while it fails transiently. */
+  async #withRetry<T>(action: string, statement: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await statement()
+      } catch (error) {
+        if (attempt > this.#retry.maxRetries || !isTransientError(error)) throw error
+        const delayMs = backoffDelay(attempt, this.#retry)
+        this.#logger?.warn(`PostgreSQL: could not ${action}; retrying.`, {
+          attempt,
+          delayMs,
+          server: this.server,
+          error: error instanceof Error ? error.message : String(error),
+        })
+        await new Promise((resolve) => setTimeout(resolve, delayMs))
+      }
+    }
+  }
+
+  /** Migrates the schema once; a failure is not kept, so the next call tries again. */
+  #ready(): Promise<void> {
+    this.#migrated ??= this.#withRetry('prepare the schema', () =>
+      runMigrations(this.#kysely, this.schema, POSTGRES_MIGRATIONS),
+    ).catch((error: unknown) => {
+      this.#migrated = undefined
+      throw error
+    })
+    return this.#migrated
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) {
+      throw new PersistenceError(`This PostgresPersister (${this.server}) is closed.`, { code: 'CLOSED' })
+    }
+  }
+}
+
+/** Creates a {@link PostgresPersister}. */
+export function createPostgresPersister(options: PostgresPersisterOptions): PostgresPersister {
+  return new PostgresPersister(options)
+}
+
+function integerOption(value: number | undefined, name: string, fallback: number, minimum: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < minimum) {
+    throw new ConfigurationError(
+      `PostgresPersister options.${name} must be an integer of at least ${minimum}.`,
+    )
+  }
+  return value
+}
+
+function retryOptions(retry: RetryOptions | undefined): Required<RetryOptions> {
+  if (retry === undefined) return DEFAULT_RETRY
+  if (typeof retry !== 'object' || retry === null) {
+    throw new ConfigurationError('PostgresPersister options.retry must be an object.')
+  }
+  return {
+    maxRetries: integerOption(retry.maxRetries, 'retry.maxRetries', DEFAULT_RETRY.maxRetries, 0),
+    initialDelayMs: integerOption(
+      retry.initialDelayMs,
+      'retry.initialDelayMs',
+      DEFAULT_RETRY.initialDelayMs,
+      0,
+    ),
+    maxDelayMs: integerOption(retry.maxDelayMs, 'retry.maxDelayMs', DEFAULT_RETRY.maxDelayMs, 0),
+  }
+}
