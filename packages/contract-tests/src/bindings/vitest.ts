@@ -1,6 +1,15 @@
 import { afterAll, describe, it } from 'vitest'
 import { type ContractRun, createContractRun } from '../engine/contract-run.js'
-import type { PersisterCapability } from '../engine/rule.js'
+import type { AdapterCapability, PersisterCapability } from '../engine/rule.js'
+import {
+  ADAPTER_CAPABILITIES,
+  type AdapterContractOptions,
+  type AdapterRuleContext,
+  adapterRules,
+  createAdapterRuleContext,
+  expectedFailureIds,
+  validateAdapterOptions,
+} from '../rules/adapter/index.js'
 import {
   createPersisterRuleContext,
   PERSISTER_CAPABILITIES,
@@ -33,6 +42,36 @@ export function describePersisterContract(options: PersisterContractOptions): vo
       options,
       knownCapabilities: PERSISTER_CAPABILITIES,
       createContext: () => createPersisterRuleContext(options),
+    }),
+  )
+}
+
+/**
+ * Registers the adapter contract as a vitest suite: one test per rule, named
+ * `A-STR-001 [MUST] text deltas arrive in wire order …`. Each rule gets a fresh loopback fake
+ * provider speaking `dialect` and a fresh adapter from `createAdapter({ baseURL, apiKey,
+ * idleTimeoutMs })`. Rules needing an undeclared capability are skipped with the reason;
+ * `expectedFailures` must keep failing. Call it at the top level of a
+ * `*.contract.test.ts` file. Writes a JSON report when
+ * `AGENTX_CONTRACT_REPORT` (a file or directory) or `AGENTX_CONTRACT_REPORT_DIR` is set.
+ *
+ * @example
+ * describeAdapterContract({
+ *   name: 'ClaudeAdapter',
+ *   dialect: anthropicMessagesDialect,
+ *   createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) => new ClaudeAdapter({ baseURL, apiKey, idleTimeoutMs, maxRetries: 0 }),
+ *   capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage'],
+ * })
+ */
+export function describeAdapterContract(options: AdapterContractOptions): void {
+  validateAdapterOptions(options)
+  registerContract(
+    createContractRun<AdapterRuleContext, AdapterCapability>({
+      kind: 'adapter',
+      rules: adapterRules,
+      options: { ...options, expectedFailures: expectedFailureIds(options) },
+      knownCapabilities: ADAPTER_CAPABILITIES,
+      createContext: () => createAdapterRuleContext(options),
     }),
   )
 }

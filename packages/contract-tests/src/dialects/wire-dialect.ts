@@ -66,4 +66,18 @@ export interface WireDialect {
   encodeHttpError(error: ScenarioError): EncodedHttpError
   /** Decodes the request body and headers into core terms. */
   decodeRequest(request: ReceivedRequest): DecodedRequest
+  /**
+   * A well-formed frame of an event type no client knows yet (providers add event types over
+   * time; clients must ignore them, A-STR-003). Optional: without it that check is left out.
+   */
+  encodeUnknownFrame?(): string
+  /**
+   * The optional `ScenarioUsage` parts this protocol can express on the wire
+   * (`cacheReadTokens`, `cacheWriteTokens`, `reasoningTokens`). A-USG-001 expects an adapter to
+   * report exactly these. Default is none (only input, output and total are checked).
+   */
+  readonly usageParts?: readonly UsagePart[]
 }
+
+/** An optional part of token usage that a protocol may report. */
+export type UsagePart = 'cacheReadTokens' | 'cacheWriteTokens' | 'reasoningTokens'

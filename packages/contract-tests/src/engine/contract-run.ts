@@ -2,7 +2,7 @@ import { type ContractReport, createContractReport, type RuleResult } from './co
 import { DEFAULT_RULE_TIMEOUT_MS, type ExecutedRule, executeRule, type RuleContextFactory } from './execute-rule.js'
 import { type ContractPlanOptions, type PlannedRule, planContract } from './plan-contract.js'
 import type { ContractRule } from './rule.js'
-import { CONTRACT_REPORT_ENV, writeContractReport } from './write-contract-report.js'
+import { contractReportTarget, writeContractReport } from './write-contract-report.js'
 
 /** What a binding passes to {@link createContractRun}. */
 export interface ContractRunOptions<Context, Capability extends string> {
@@ -26,7 +26,7 @@ export interface ContractRun<Context, Capability extends string> {
   execute(entry: PlannedRule<Context, Capability>): Promise<ExecutedRule>
   /** The report so far: skipped rules plus every rule executed (rules a runner filter left out are absent). */
   report(): ContractReport
-  /** Writes the report when `AGENTX_CONTRACT_REPORT` is set; returns the file written. */
+  /** Writes the report when `AGENTX_CONTRACT_REPORT` or `AGENTX_CONTRACT_REPORT_DIR` is set; returns the file written. */
   writeReportIfRequested(env?: Record<string, string | undefined>): string | undefined
 }
 
@@ -66,7 +66,7 @@ export function createContractRun<Context, Capability extends string>(
     },
     report,
     writeReportIfRequested(env = process.env) {
-      const target = env[CONTRACT_REPORT_ENV]
+      const target = contractReportTarget(env)
       return target ? writeContractReport(report(), target) : undefined
     },
   }

@@ -6,6 +6,20 @@ import type { ContractReport } from './contract-report.js'
 export const CONTRACT_REPORT_ENV = 'AGENTX_CONTRACT_REPORT'
 
 /**
+ * The environment variable CI sets: a directory that receives one report per contract. Used when
+ * {@link CONTRACT_REPORT_ENV} is not set.
+ */
+export const CONTRACT_REPORT_DIR_ENV = 'AGENTX_CONTRACT_REPORT_DIR'
+
+/** Where the bindings write the report, from the environment; `undefined` when nothing asks for one. */
+export function contractReportTarget(env: Record<string, string | undefined>): string | undefined {
+  const target = env[CONTRACT_REPORT_ENV]
+  if (target) return target
+  const directory = env[CONTRACT_REPORT_DIR_ENV]
+  return directory ? `${directory.replace(/[\\/]+$/, '')}/` : undefined
+}
+
+/**
  * Writes `report` as JSON and returns the file written. `target` ending in `/` or naming an
  * existing directory gets one file per contract, `<dir>/<kind>-<name>.json` (so several
  * contracts in one run do not overwrite each other); any other path is written as is.

@@ -47,7 +47,16 @@ export interface ScenarioResponse {
 /** An error as the provider would describe it, abstract. */
 export interface ScenarioError {
   /** What kind of error the scenario means; the dialect picks the provider's status, type and body. */
-  kind: 'rate_limit' | 'overloaded' | 'authentication' | 'permission' | 'invalid_request' | 'not_found' | 'context_length' | 'server' | 'unknown_resume'
+  kind:
+    | 'rate_limit'
+    | 'overloaded'
+    | 'authentication'
+    | 'permission'
+    | 'invalid_request'
+    | 'not_found'
+    | 'context_length'
+    | 'server'
+    | 'unknown_resume'
   /** HTTP status; default is the dialect's usual status for `kind`. */
   status?: number
   message?: string
@@ -66,12 +75,26 @@ export interface ScenarioDelivery {
   /** Pause this long before frame `pauseBeforeFrame` (A-STR-04), or forever with `Infinity` (stall). */
   pauseMs?: number
   pauseBeforeFrame?: number
-  /** Close the connection after this many frames, without the terminal frame (A-ERR-03). */
+  /**
+   * End the response cleanly after this many frames, without the protocol's terminal frame
+   * (A-ERR-005). With `truncateMode: 'reset'` the socket is destroyed instead.
+   */
   truncateAfterFrame?: number
+  /** How a truncated response ends: `end` (a clean end of the HTTP body) or `reset` (socket destroyed). Default is `end`. */
+  truncateMode?: 'end' | 'reset'
   /** Replace frame N with a malformed one (A-ERR-04). */
   malformedFrame?: number
-  /** After this many content frames, send the dialect's in-stream error frame for `error` (A-ERR-02). */
+  /**
+   * After this many frames (counted in the dialect's `encodeResponse` output, so pick a response
+   * with enough deltas), send the dialect's in-stream error frame for `Scenario.streamError` and
+   * end the response (A-ERR-004).
+   */
   errorFrameAfter?: number
+  /**
+   * Insert a well-formed frame of an event type the client cannot know before every content
+   * frame (A-STR-003). Needs `WireDialect.encodeUnknownFrame`; ignored by dialects without it.
+   */
+  unknownFrames?: boolean
 }
 
 /** Everything the fake provider does for one request. */
