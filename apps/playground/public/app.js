@@ -118,7 +118,7 @@ function timeAgo(iso) {
 }
 
 function tokens(usage) {
-  if (!usage || !usage.totalTokens) return '0 tokens'
+  if (!usage?.totalTokens) return '0 tokens'
   return `${numberFormat.format(usage.totalTokens)} tokens (${numberFormat.format(usage.inputTokens)} in · ${numberFormat.format(usage.outputTokens)} out)`
 }
 
@@ -172,7 +172,9 @@ function renderProviders() {
 
 function onProviderChange() {
   const provider = state.providers.find((candidate) => candidate.id === ui.providerSelect.value)
-  ui.modelOptions.replaceChildren(...(provider?.models ?? []).map((model) => Object.assign(el('option'), { value: model })))
+  ui.modelOptions.replaceChildren(
+    ...(provider?.models ?? []).map((model) => Object.assign(el('option'), { value: model })),
+  )
   ui.modelInput.value = provider?.defaultModel ?? ''
   ui.newSession.disabled = !provider?.available
   ui.providerNote.replaceChildren()
@@ -180,7 +182,10 @@ function onProviderChange() {
     ui.providerNote.append(el('span', 'tag offline', 'offline demo'))
     ui.providerNote.append(' Scripted replies, no model is called. Set an API key to use a real provider.')
   } else if (provider) {
-    ui.providerNote.append(el('span', 'tag live', 'live'), ` Calls ${provider.label} with your key from the server's environment.`)
+    ui.providerNote.append(
+      el('span', 'tag live', 'live'),
+      ` Calls ${provider.label} with your key from the server's environment.`,
+    )
   }
 }
 
@@ -210,7 +215,13 @@ function renderSessionList() {
       summary.dataset.testid = 'session-summary'
       const line = el('div', 'session-line')
       const provider = state.providers.find((candidate) => candidate.id === session.provider)
-      line.append(el('span', `tag${provider?.offline ? ' offline' : ''}`, provider?.offline ? 'demo' : session.provider))
+      line.append(
+        el(
+          'span',
+          `tag${provider?.offline ? ' offline' : ''}`,
+          provider?.offline ? 'demo' : session.provider,
+        ),
+      )
       line.append(el('span', 'session-model', session.model))
       const stats = el('div', 'session-stats')
       stats.append(
@@ -237,7 +248,9 @@ function upsertSession(session) {
   const index = state.sessions.findIndex((candidate) => candidate.id === session.id)
   if (index === -1) state.sessions.unshift(session)
   else state.sessions[index] = session
-  state.sessions.sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0))
+  state.sessions.sort((a, b) =>
+    a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0,
+  )
   renderSessionList()
 }
 
@@ -264,7 +277,8 @@ function renderHeader() {
     el('span', 'dot', '·'),
     el('span', '', tokens(session.tokenUsage)),
   )
-  if (!session.canSend) ui.meta.append(el('span', 'dot', '·'), el('span', 'warn', 'provider not configured: read only'))
+  if (!session.canSend)
+    ui.meta.append(el('span', 'dot', '·'), el('span', 'warn', 'provider not configured: read only'))
   setBadge(ui.stateBadge, session.state)
   ui.stateBadge.hidden = false
   ui.deleteSession.hidden = false
@@ -297,8 +311,8 @@ function renderEmptyState() {
 function updateComposer() {
   const session = currentSession()
   const streaming = state.streaming !== undefined && state.streaming.sessionId === state.currentId
-  ui.input.disabled = !session || !session.canSend
-  ui.send.disabled = !session || !session.canSend || state.streaming !== undefined
+  ui.input.disabled = !session?.canSend
+  ui.send.disabled = !session?.canSend || state.streaming !== undefined
   ui.send.hidden = streaming
   ui.stop.hidden = !streaming
 }
@@ -381,7 +395,8 @@ function fillAgentBubble(view, message) {
   view.textValue = ''
   view.thinkingText = ''
   view.row.classList.remove('streaming')
-  const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content
+  const content =
+    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content
   for (const block of content) {
     if (block.type === 'thinking') appendThinking(view, block.text, false)
     else if (block.type === 'text') appendText(view, block.text)
@@ -389,7 +404,9 @@ function fillAgentBubble(view, message) {
   }
   if (message.incomplete) {
     const label =
-      message.stopReason === 'aborted' ? 'stopped — partial reply kept' : 'incomplete — the reply was cut short'
+      message.stopReason === 'aborted'
+        ? 'stopped — partial reply kept'
+        : 'incomplete — the reply was cut short'
     const tag = el('div', 'incomplete-tag', label)
     tag.dataset.testid = 'incomplete-tag'
     view.body.append(tag)
@@ -432,7 +449,11 @@ function toolCard(id, name, input) {
   const card = el('div', 'tool-card')
   card.dataset.testid = 'tool-card'
   const head = el('div', 'tool-head')
-  head.append(el('span', 'tool-icon', 'ƒ'), el('span', 'tool-name', name), el('span', 'tool-status', 'running…'))
+  head.append(
+    el('span', 'tool-icon', 'ƒ'),
+    el('span', 'tool-name', name),
+    el('span', 'tool-status', 'running…'),
+  )
   const inputBlock = el('pre', 'tool-input', formatJson(input))
   card.append(head, inputBlock)
   state.toolCards.set(id, card)
@@ -452,7 +473,8 @@ function setToolResult(toolUseId, content, isError) {
 
 function attachToolResults(content) {
   if (!Array.isArray(content)) return
-  for (const block of content) if (block.type === 'tool_result') setToolResult(block.toolUseId, block.content, block.isError)
+  for (const block of content)
+    if (block.type === 'tool_result') setToolResult(block.toolUseId, block.content, block.isError)
 }
 
 function scrollToBottom(force) {
@@ -580,12 +602,22 @@ async function sendMessage(text) {
   } catch (error) {
     if (error?.name !== 'AbortError') {
       failed = true
-      showError(error instanceof ApiError ? error.error : { code: 'NETWORK', message: String(error?.message ?? error) }, !(error instanceof ApiError && error.status === 409))
+      showError(
+        error instanceof ApiError
+          ? error.error
+          : { code: 'NETWORK', message: String(error?.message ?? error) },
+        !(error instanceof ApiError && error.status === 409),
+      )
     }
   } finally {
     if (live) {
       // The stream ended without a final message for this bubble (nothing was streamed, or it was cut).
-      if (live.view.textValue === '' && live.view.thinkingText === '' && live.view.body.childElementCount === 0) live.remove()
+      if (
+        live.view.textValue === '' &&
+        live.view.thinkingText === '' &&
+        live.view.body.childElementCount === 0
+      )
+        live.remove()
       else live.classList.remove('streaming')
     }
     state.streaming = undefined
@@ -600,7 +632,8 @@ async function refreshCurrent(sessionId) {
     await loadSessions()
     if (state.currentId === sessionId) {
       renderHeader()
-      if (currentSession()?.state === 'aborted') showNotice('Stopped. The partial reply was kept; send a new message to continue.')
+      if (currentSession()?.state === 'aborted')
+        showNotice('Stopped. The partial reply was kept; send a new message to continue.')
     }
   } catch {
     // The list refreshes on the next action.
@@ -700,14 +733,20 @@ async function start() {
     const { providers, storage } = await api('GET', '/api/providers')
     state.providers = providers
     renderProviders()
-    ui.storageInfo.replaceChildren(el('span', 'storage-kind', storage.kind), el('span', 'mono', storage.location))
+    ui.storageInfo.replaceChildren(
+      el('span', 'storage-kind', storage.kind),
+      el('span', 'mono', storage.location),
+    )
     await loadSessions()
     const fromHash = decodeURIComponent(location.hash.slice(1))
     const initial = state.sessions.find((session) => session.id === fromHash) ?? state.sessions[0]
     await selectSession(initial?.id)
     document.body.dataset.ready = 'true'
   } catch (error) {
-    showError(error.error ?? { code: 'NETWORK', message: `Could not reach the playground server: ${error.message}` }, false)
+    showError(
+      error.error ?? { code: 'NETWORK', message: `Could not reach the playground server: ${error.message}` },
+      false,
+    )
   }
 }
 

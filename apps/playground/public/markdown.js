@@ -44,7 +44,8 @@ export function renderMarkdown(text) {
     }
     if (/^\s*>/.test(line)) {
       const quoted = []
-      while (index < lines.length && /^\s*>/.test(lines[index])) quoted.push(lines[index++].replace(/^\s*>\s?/, ''))
+      while (index < lines.length && /^\s*>/.test(lines[index]))
+        quoted.push(lines[index++].replace(/^\s*>\s?/, ''))
       const quote = element('blockquote')
       quote.append(renderMarkdown(quoted.join('\n')))
       fragment.append(quote)
@@ -84,7 +85,8 @@ export function renderMarkdown(text) {
   return fragment
 }
 
-const INLINE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*([^*]+?)\*\*|__([^_]+?)__|\*([^*\s][^*]*?)\*|(?<![\w])_([^_\s][^_]*?)_(?![\w])|\[([^\]]+)\]\(([^)\s]+)\)/g
+const INLINE =
+  /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*([^*]+?)\*\*|__([^_]+?)__|\*([^*\s][^*]*?)\*|(?<![\w])_([^_\s][^_]*?)_(?![\w])|\[([^\]]+)\]\(([^)\s]+)\)/g
 
 /**
  * Appends inline Markdown to `parent` as elements and text nodes.

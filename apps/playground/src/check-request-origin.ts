@@ -26,7 +26,10 @@ export function isLoopback(host: string): boolean {
  * `Sec-Fetch-Site: cross-site`. Requests without `Origin` (curl, same-origin GETs) pass when
  * their `Host` is right.
  */
-export function checkRequestOrigin(headers: IncomingHttpHeaders, allowedHosts: ReadonlySet<string>): string | undefined {
+export function checkRequestOrigin(
+  headers: IncomingHttpHeaders,
+  allowedHosts: ReadonlySet<string>,
+): string | undefined {
   const host = headers.host?.toLowerCase()
   if (host === undefined || !allowedHosts.has(host)) return 'foreign Host header'
   const origin = headers.origin
@@ -38,7 +41,8 @@ export function checkRequestOrigin(headers: IncomingHttpHeaders, allowedHosts: R
     } catch {
       return 'malformed Origin header'
     }
-    if (parsed.protocol !== 'http:' || !allowedHosts.has(parsed.host.toLowerCase())) return 'cross-origin request'
+    if (parsed.protocol !== 'http:' || !allowedHosts.has(parsed.host.toLowerCase()))
+      return 'cross-origin request'
   }
   const site = headers['sec-fetch-site']
   if (site === 'cross-site' || site === 'same-site') return 'cross-site request'

@@ -40,7 +40,8 @@ export class DemoAdapter implements AgentAdapter {
 
   constructor(options: DemoAdapterOptions = {}) {
     const delayMs = options.delayMs ?? 30
-    if (!Number.isFinite(delayMs) || delayMs < 0) throw new RangeError(`delayMs must be >= 0, got ${String(delayMs)}.`)
+    if (!Number.isFinite(delayMs) || delayMs < 0)
+      throw new RangeError(`delayMs must be >= 0, got ${String(delayMs)}.`)
     this.#delayMs = delayMs
   }
 
@@ -48,7 +49,10 @@ export class DemoAdapter implements AgentAdapter {
     return 'demo'
   }
 
-  async *stream(prompt: string | ContentBlock[], options: AdapterStreamOptions): AsyncGenerator<AdapterMessage> {
+  async *stream(
+    prompt: string | ContentBlock[],
+    options: AdapterStreamOptions,
+  ): AsyncGenerator<AdapterMessage> {
     const signal = options.signal
     this.#throwIfAborted(signal)
     const reply = planReply(prompt, options.history)
@@ -108,7 +112,11 @@ export class DemoAdapter implements AgentAdapter {
   }
 
   #aborted(signal: AbortSignal): AdapterError {
-    return new AdapterError('The demo reply was aborted.', { kind: 'aborted', provider: 'demo', cause: signal.reason })
+    return new AdapterError('The demo reply was aborted.', {
+      kind: 'aborted',
+      provider: 'demo',
+      cause: signal.reason,
+    })
   }
 }
 
@@ -151,7 +159,8 @@ function planReply(prompt: string | ContentBlock[], history: readonly AnyMessage
     ? `The user wrote "${excerpt(text)}". I am the offline demo, so I cannot really reason, but I can show what ` +
       'thinking looks like: it streams first, is stored with the reply, and the UI folds it away.'
     : undefined
-  const withThinking = (reply: PlannedReply): PlannedReply => (thinking === undefined ? reply : { thinking, ...reply })
+  const withThinking = (reply: PlannedReply): PlannedReply =>
+    thinking === undefined ? reply : { thinking, ...reply }
 
   const expression = findExpression(text)
   if (expression !== undefined) {
@@ -164,7 +173,12 @@ function planReply(prompt: string | ContentBlock[], history: readonly AnyMessage
     const zone = /\b([A-Z][A-Za-z_]+\/[A-Z][A-Za-z_]+(?:\/[A-Z][A-Za-z_]+)?)\b/.exec(text)?.[1]
     return withThinking({
       text: 'Let me check the clock with the `get_time` tool.',
-      toolCall: { type: 'tool_use', id: toolCallId(), name: 'get_time', input: zone === undefined ? {} : { timeZone: zone } },
+      toolCall: {
+        type: 'tool_use',
+        id: toolCallId(),
+        name: 'get_time',
+        input: zone === undefined ? {} : { timeZone: zone },
+      },
     })
   }
   if (/\b(long|story)\b/.test(lower)) return withThinking({ text: LONG_STORY })
@@ -231,18 +245,29 @@ function plannedError(variant: string | undefined): PlannedReply {
   if (variant === 'server') {
     return {
       text: '',
-      error: new AdapterError(`The demo provider had an internal error${hint}.`, { kind: 'server', provider: 'demo', status: 500 }),
+      error: new AdapterError(`The demo provider had an internal error${hint}.`, {
+        kind: 'server',
+        provider: 'demo',
+        status: 500,
+      }),
     }
   }
   if (variant === 'stream') {
     return {
       text: 'This reply starts fine, but the connection will drop in the middle of',
-      error: new AdapterError(`The demo stream was cut before it finished${hint}.`, { kind: 'network', provider: 'demo' }),
+      error: new AdapterError(`The demo stream was cut before it finished${hint}.`, {
+        kind: 'network',
+        provider: 'demo',
+      }),
     }
   }
   return {
     text: '',
-    error: new AdapterError(`The demo provider is rate limited${hint}.`, { kind: 'rate_limit', provider: 'demo', status: 429 }),
+    error: new AdapterError(`The demo provider is rate limited${hint}.`, {
+      kind: 'rate_limit',
+      provider: 'demo',
+      status: 429,
+    }),
   }
 }
 
@@ -280,8 +305,16 @@ function excerpt(text: string): string {
   return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat
 }
 
-function estimateUsage(prompt: string | ContentBlock[], options: AdapterStreamOptions, output: string): TokenUsage {
-  const input = JSON.stringify([options.systemPrompt ?? '', options.history.map((m) => m.content), prompt]).length
+function estimateUsage(
+  prompt: string | ContentBlock[],
+  options: AdapterStreamOptions,
+  output: string,
+): TokenUsage {
+  const input = JSON.stringify([
+    options.systemPrompt ?? '',
+    options.history.map((m) => m.content),
+    prompt,
+  ]).length
   const inputTokens = Math.max(1, Math.ceil(input / 4))
   const outputTokens = Math.max(1, Math.ceil(output.length / 4))
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }

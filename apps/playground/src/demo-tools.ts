@@ -25,7 +25,9 @@ export function createDemoTools(now: () => Date = () => new Date()): Tool[] {
     description: 'Returns the current date and time in a time zone.',
     inputSchema: {
       type: 'object',
-      properties: { timeZone: { type: 'string', description: 'An IANA time zone, e.g. Europe/Paris. Default UTC.' } },
+      properties: {
+        timeZone: { type: 'string', description: 'An IANA time zone, e.g. Europe/Paris. Default UTC.' },
+      },
       additionalProperties: false,
     },
     execute(input) {
@@ -33,7 +35,9 @@ export function createDemoTools(now: () => Date = () => new Date()): Tool[] {
       const date = now()
       let local: string
       try {
-        local = new Intl.DateTimeFormat('en-GB', { timeZone, dateStyle: 'full', timeStyle: 'long' }).format(date)
+        local = new Intl.DateTimeFormat('en-GB', { timeZone, dateStyle: 'full', timeStyle: 'long' }).format(
+          date,
+        )
       } catch {
         throw new Error(`Unknown time zone "${timeZone}".`)
       }

@@ -60,7 +60,10 @@ export function redact(text: string, secrets: readonly string[]): string {
  * listed as unavailable with the reason (secrets scrubbed), so one broken plugin never stops the
  * playground.
  */
-export async function loadProviders(env: PlaygroundEnv, options: LoadProvidersOptions = {}): Promise<PlaygroundProvider[]> {
+export async function loadProviders(
+  env: PlaygroundEnv,
+  options: LoadProvidersOptions = {},
+): Promise<PlaygroundProvider[]> {
   const importModule = options.importModule ?? ((specifier: string) => import(specifier))
   const demo: PlaygroundProvider = {
     id: 'demo',

@@ -33,12 +33,21 @@ const host = env.HOST?.trim() || '127.0.0.1'
 const port = portFrom(env.PORT)
 
 try {
-  const playground = await startPlayground({ env, host, port, workspace: env.AGENTX_WORKSPACE?.trim() || process.cwd(), logger })
-  const available = playground.providers.filter((provider) => provider.adapter !== undefined).map((provider) => provider.label)
+  const playground = await startPlayground({
+    env,
+    host,
+    port,
+    workspace: env.AGENTX_WORKSPACE?.trim() || process.cwd(),
+    logger,
+  })
+  const available = playground.providers
+    .filter((provider) => provider.adapter !== undefined)
+    .map((provider) => provider.label)
   console.info(`AgentX playground listening on ${playground.url}`)
   console.info(`  providers: ${available.join(', ')}`)
   for (const provider of playground.providers) {
-    if (provider.unavailableReason !== undefined) console.warn(`  ${provider.label} unavailable: ${provider.unavailableReason}`)
+    if (provider.unavailableReason !== undefined)
+      console.warn(`  ${provider.label} unavailable: ${provider.unavailableReason}`)
   }
   console.info(`  storage:   ${playground.storage.kind} (${playground.storage.location})`)
   if (!['127.0.0.1', 'localhost', '::1'].includes(host)) {
@@ -52,7 +61,9 @@ try {
     playground.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error(redact(`Closing failed: ${error instanceof Error ? error.message : String(error)}`, secrets))
+        console.error(
+          redact(`Closing failed: ${error instanceof Error ? error.message : String(error)}`, secrets),
+        )
         process.exit(1)
       },
     )
@@ -62,7 +73,8 @@ try {
 } catch (error) {
   const code = (error as { code?: unknown } | undefined)?.code
   const message = error instanceof Error ? error.message : String(error)
-  if (code === 'EADDRINUSE') console.error(`Port ${port} is in use: set PORT to another port (PORT=0 picks a free one).`)
+  if (code === 'EADDRINUSE')
+    console.error(`Port ${port} is in use: set PORT to another port (PORT=0 picks a free one).`)
   else console.error(redact(`The playground could not start: ${message}`, secrets))
   process.exit(1)
 }

@@ -23,7 +23,10 @@ export interface OpenPersisterOptions {
  * `AGENTX_PG_URL` is set (imported only then), otherwise the SQLite file
  * `<workspace>/.agentx/data/agent.db`. Nothing is read or written before first use.
  */
-export async function openPersister(env: PlaygroundEnv, options: OpenPersisterOptions): Promise<OpenedPersister> {
+export async function openPersister(
+  env: PlaygroundEnv,
+  options: OpenPersisterOptions,
+): Promise<OpenedPersister> {
   const url = env.AGENTX_PG_URL?.trim()
   if (url === undefined || url === '') {
     const filename = join(options.workspace, '.agentx', 'data', 'agent.db')
@@ -37,7 +40,10 @@ export async function openPersister(env: PlaygroundEnv, options: OpenPersisterOp
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
     throw new ConfigurationError(
-      redact(`AGENTX_PG_URL is set but @agentx/persister-postgres could not be loaded (${reason}); install it or unset AGENTX_PG_URL.`, secrets),
+      redact(
+        `AGENTX_PG_URL is set but @agentx/persister-postgres could not be loaded (${reason}); install it or unset AGENTX_PG_URL.`,
+        secrets,
+      ),
     )
   }
   const factory = module.createPostgresPersister
@@ -46,13 +52,18 @@ export async function openPersister(env: PlaygroundEnv, options: OpenPersisterOp
   try {
     if (typeof factory === 'function') persister = factory({ connectionString: url })
     else if (typeof PersisterClass === 'function') {
-      persister = new (PersisterClass as new (options: { connectionString: string }) => unknown)({ connectionString: url })
+      persister = new (PersisterClass as new (options: { connectionString: string }) => unknown)({
+        connectionString: url,
+      })
     } else throw new Error('it exports neither createPostgresPersister() nor PostgresPersister')
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
     throw new ConfigurationError(redact(`Could not create the PostgreSQL persister: ${reason}.`, secrets))
   }
-  return { persister: persister as AgentPersister, storage: { kind: 'postgres', location: describeDatabase(url) } }
+  return {
+    persister: persister as AgentPersister,
+    storage: { kind: 'postgres', location: describeDatabase(url) },
+  }
 }
 
 /** `host:port/database` of a connection URL, never its user or password. */

@@ -103,7 +103,9 @@ export class PlaygroundHub {
     const rows = await this.#persister.listSessions({ appName: PLAYGROUND_APP_NAME, limit, offset })
     const views = rows.map((data) => this.#view(data))
     // A live session may be a few milliseconds ahead of its stored row.
-    return views.sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0))
+    return views.sort((a, b) =>
+      a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0,
+    )
   }
 
   /** Creates a session for a provider (persisted before it is returned). */
@@ -122,14 +124,21 @@ export class PlaygroundHub {
       throw new ValidationError(`model must be a non-empty string of at most ${MAX_MODEL_LENGTH} characters.`)
     }
     if (options.systemPrompt !== undefined) {
-      if (typeof options.systemPrompt !== 'string' || options.systemPrompt.length > MAX_SYSTEM_PROMPT_LENGTH) {
-        throw new ValidationError(`systemPrompt must be a string of at most ${MAX_SYSTEM_PROMPT_LENGTH} characters.`)
+      if (
+        typeof options.systemPrompt !== 'string' ||
+        options.systemPrompt.length > MAX_SYSTEM_PROMPT_LENGTH
+      ) {
+        throw new ValidationError(
+          `systemPrompt must be a string of at most ${MAX_SYSTEM_PROMPT_LENGTH} characters.`,
+        )
       }
     }
     const session = await agent.createSession({
       model: model.trim(),
       metadata: { provider: provider.id },
-      ...(options.systemPrompt === undefined || options.systemPrompt === '' ? {} : { systemPrompt: options.systemPrompt }),
+      ...(options.systemPrompt === undefined || options.systemPrompt === ''
+        ? {}
+        : { systemPrompt: options.systemPrompt }),
     })
     this.#live.set(session.id, session)
     const data = await this.#persister.getSession(session.id)
@@ -229,6 +238,10 @@ export class PlaygroundHub {
 
   #view(data: SessionData): SessionView {
     const live = this.#live.get(data.id)
-    return toSessionView(data, live?.state === 'deleted' ? undefined : live, this.#agents.has(providerOf(data)))
+    return toSessionView(
+      data,
+      live?.state === 'deleted' ? undefined : live,
+      this.#agents.has(providerOf(data)),
+    )
   }
 }

@@ -79,13 +79,20 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
   }
   const notAllowed = (response: ServerResponse, allow: string): void => {
     response.setHeader('allow', allow)
-    sendJson(response, 405, { error: { name: 'Error', code: 'METHOD_NOT_ALLOWED', message: `Use ${allow}.`, retryable: false } })
+    sendJson(response, 405, {
+      error: { name: 'Error', code: 'METHOD_NOT_ALLOWED', message: `Use ${allow}.`, retryable: false },
+    })
   }
 
-  const streamReply = async (request: IncomingMessage, response: ServerResponse, id: string): Promise<void> => {
+  const streamReply = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    id: string,
+  ): Promise<void> => {
     const body = await readJsonBody(request)
     const content = body.content
-    if (typeof content !== 'string' || content.trim() === '') throw new ValidationError('content must be a non-empty string.')
+    if (typeof content !== 'string' || content.trim() === '')
+      throw new ValidationError('content must be a non-empty string.')
     if (content.length > MAX_CONTENT_LENGTH) {
       throw new ValidationError(`content must be at most ${MAX_CONTENT_LENGTH} characters.`)
     }
@@ -116,7 +123,9 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) write(next.value)
       response.write('event: end\ndata: {}\n\n')
     } catch (error) {
-      response.write(`event: error\ndata: ${JSON.stringify({ type: 'error', error: serializeError(error, secrets) })}\n\n`)
+      response.write(
+        `event: error\ndata: ${JSON.stringify({ type: 'error', error: serializeError(error, secrets) })}\n\n`,
+      )
     } finally {
       clearInterval(keepAlive)
       response.off('close', onClose)
@@ -136,12 +145,16 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
       if (method === 'GET') {
         const limit = pageParameter(url.searchParams.get('limit'), 100, 'limit')
         const offset = pageParameter(url.searchParams.get('offset'), 0, 'offset')
-        return sendJson(response, 200, { sessions: await options.hub.listSessions(Math.min(limit, 500), offset) })
+        return sendJson(response, 200, {
+          sessions: await options.hub.listSessions(Math.min(limit, 500), offset),
+        })
       }
       if (method === 'POST') {
         const body = await readJsonBody(request)
-        if (typeof body.provider !== 'string') throw new ValidationError('provider must be a provider id string.')
-        if (body.model !== undefined && typeof body.model !== 'string') throw new ValidationError('model must be a string.')
+        if (typeof body.provider !== 'string')
+          throw new ValidationError('provider must be a provider id string.')
+        if (body.model !== undefined && typeof body.model !== 'string')
+          throw new ValidationError('model must be a string.')
         if (body.systemPrompt !== undefined && typeof body.systemPrompt !== 'string') {
           throw new ValidationError('systemPrompt must be a string.')
         }
@@ -156,7 +169,9 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     }
     const match = SESSION_PATH.exec(path)
     if (match === null) {
-      return sendJson(response, 404, { error: { name: 'Error', code: 'NOT_FOUND', message: 'No such API route.', retryable: false } })
+      return sendJson(response, 404, {
+        error: { name: 'Error', code: 'NOT_FOUND', message: 'No such API route.', retryable: false },
+      })
     }
     let id: string
     try {
@@ -165,7 +180,14 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
       throw new ValidationError('The session id in the URL is not valid percent-encoding.', { cause: error })
     }
     const notFound = (): void =>
-      sendJson(response, 404, { error: { name: 'NotFoundError', code: 'NOT_FOUND', message: `There is no session ${id}.`, retryable: false } })
+      sendJson(response, 404, {
+        error: {
+          name: 'NotFoundError',
+          code: 'NOT_FOUND',
+          message: `There is no session ${id}.`,
+          retryable: false,
+        },
+      })
     switch (match[2]) {
       case '/messages':
         if (method !== 'POST') return notAllowed(response, 'POST')
@@ -193,7 +215,10 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     const url = new URL(request.url ?? '/', 'http://playground.invalid')
     const isApi = url.pathname === '/api' || url.pathname.startsWith('/api/')
     // The Host check guards everything (DNS rebinding); the Origin check matters for the API.
-    const refused = checkRequestOrigin(isApi ? request.headers : { ...request.headers, origin: undefined }, allowedHosts)
+    const refused = checkRequestOrigin(
+      isApi ? request.headers : { ...request.headers, origin: undefined },
+      allowedHosts,
+    )
     if (refused !== undefined) {
       request.resume()
       return sendJson(response, 403, {
@@ -258,7 +283,7 @@ function toWireEvent(event: SessionEvent, secrets: readonly string[]): unknown {
 function pageParameter(value: string | null, fallback: number, name: string): number {
   if (value === null || value === '') return fallback
   const number = Number(value)
-  if (!Number.isInteger(number) || number < 0) throw new ValidationError(`${name} must be a non-negative integer.`)
+  if (!Number.isInteger(number) || number < 0)
+    throw new ValidationError(`${name} must be a non-negative integer.`)
   return number
 }
-

@@ -23,7 +23,10 @@ export async function readJsonBody(request: IncomingMessage): Promise<Record<str
   if (size === 0) return {}
   const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
   if (type !== 'application/json') {
-    throw new AgentError('The request body must be JSON (Content-Type: application/json).', 'UNSUPPORTED_MEDIA_TYPE')
+    throw new AgentError(
+      'The request body must be JSON (Content-Type: application/json).',
+      'UNSUPPORTED_MEDIA_TYPE',
+    )
   }
   let value: unknown
   try {

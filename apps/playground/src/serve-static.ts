@@ -34,7 +34,11 @@ export const CONTENT_SECURITY_POLICY: string = [
  * Serves one file of the UI by its URL path (a fixed allow-list, so no path ever reaches the file
  * system). Returns `false` when the path is not a UI file.
  */
-export async function serveStatic(pathname: string, response: ServerResponse, headOnly: boolean): Promise<boolean> {
+export async function serveStatic(
+  pathname: string,
+  response: ServerResponse,
+  headOnly: boolean,
+): Promise<boolean> {
   const entry = FILES[pathname]
   if (entry === undefined) return false
   const body = await readFile(join(PUBLIC_DIR, entry.file))

@@ -35,7 +35,11 @@ export function providerOf(data: Pick<SessionData, 'metadata'>): string {
  * The list view of a stored session, overlaid with its live session object when one exists (its
  * state and usage can be a few milliseconds ahead of storage).
  */
-export function toSessionView(data: SessionData, live: LiveSessionFields | undefined, canSend: boolean): SessionView {
+export function toSessionView(
+  data: SessionData,
+  live: LiveSessionFields | undefined,
+  canSend: boolean,
+): SessionView {
   return {
     id: data.id,
     summary: live?.summary ?? data.summary,

@@ -51,7 +51,10 @@ export async function startPlayground(options: StartPlaygroundOptions = {}): Pro
           workspace: options.workspace ?? process.cwd(),
           ...(options.importModule === undefined ? {} : { importModule: options.importModule }),
         })
-      : { persister: options.persister, storage: { kind: 'custom', location: 'custom persister' } satisfies StorageInfo }
+      : {
+          persister: options.persister,
+          storage: { kind: 'custom', location: 'custom persister' } satisfies StorageInfo,
+        }
   const hub = new PlaygroundHub({
     providers,
     persister: opened.persister,

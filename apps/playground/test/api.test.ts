@@ -14,7 +14,14 @@ let workspace: string
 const running: Playground[] = []
 
 async function start(options: StartPlaygroundOptions = {}): Promise<Playground> {
-  const playground = await startPlayground({ env: {}, workspace, port: 0, demoDelayMs: 0, retry: FAST_RETRY, ...options })
+  const playground = await startPlayground({
+    env: {},
+    workspace,
+    port: 0,
+    demoDelayMs: 0,
+    retry: FAST_RETRY,
+    ...options,
+  })
   running.push(playground)
   return playground
 }
@@ -24,7 +31,10 @@ async function stop(playground: Playground): Promise<void> {
   await playground.close()
 }
 
-async function createSession(playground: Playground, body: Record<string, unknown> = { provider: 'demo' }): Promise<string> {
+async function createSession(
+  playground: Playground,
+  body: Record<string, unknown> = { provider: 'demo' },
+): Promise<string> {
   const created = await api(playground.url, 'POST', '/api/sessions', body)
   expect(created.status).toBe(201)
   return created.body.session.id as string
@@ -36,7 +46,9 @@ function textOf(content: string | ContentBlock[]): string {
 }
 
 function eventTypes(events: readonly ServerEvent[]): string[] {
-  return events.map((event) => event.event).filter((type, index, all) => type !== 'text-delta' || all[index - 1] !== 'text-delta')
+  return events
+    .map((event) => event.event)
+    .filter((type, index, all) => type !== 'text-delta' || all[index - 1] !== 'text-delta')
 }
 
 const workspaces: string[] = []
@@ -59,7 +71,10 @@ describe('playground API', () => {
     const playground = await start()
     expect(playground.host).toBe('127.0.0.1')
     expect(playground.url).toBe(`http://127.0.0.1:${playground.port}`)
-    expect(playground.storage).toEqual({ kind: 'sqlite', location: join(workspace, '.agentx', 'data', 'agent.db') })
+    expect(playground.storage).toEqual({
+      kind: 'sqlite',
+      location: join(workspace, '.agentx', 'data', 'agent.db'),
+    })
   })
 
   it('lists the offline demo provider first, plus every provider whose key is set, never sending a key', async () => {
@@ -104,9 +119,19 @@ describe('playground API', () => {
     const playground = await start()
     const created = await api(playground.url, 'POST', '/api/sessions', { provider: 'demo' })
     expect(created.status).toBe(201)
-    expect(created.body.session).toMatchObject({ provider: 'demo', model: 'agentx-demo-1', state: 'created', summary: '' })
+    expect(created.body.session).toMatchObject({
+      provider: 'demo',
+      model: 'agentx-demo-1',
+      state: 'created',
+      summary: '',
+    })
     const stored = await playground.persister.getSession(created.body.session.id)
-    expect(stored).toMatchObject({ state: 'created', model: 'agentx-demo-1', metadata: { provider: 'demo' }, appName: 'agentx-playground' })
+    expect(stored).toMatchObject({
+      state: 'created',
+      model: 'agentx-demo-1',
+      metadata: { provider: 'demo' },
+      appName: 'agentx-playground',
+    })
   })
 
   it('streams a reply token by token as SSE session events and persists every message', async () => {
@@ -175,7 +200,13 @@ describe('playground API', () => {
     expect(openai.calls[0]?.options.model).toBe('gpt-test')
 
     const list = await api(playground.url, 'GET', '/api/sessions')
-    expect(list.body.sessions.map((session: { id: string; provider: string; model: string }) => [session.id, session.provider, session.model])).toEqual([
+    expect(
+      list.body.sessions.map((session: { id: string; provider: string; model: string }) => [
+        session.id,
+        session.provider,
+        session.model,
+      ]),
+    ).toEqual([
       [openaiId, 'openai', 'gpt-test'],
       [demoId, 'demo', 'agentx-demo-1'],
     ])
@@ -192,7 +223,13 @@ describe('playground API', () => {
     const ids = list.body.sessions.map((session: { id: string }) => session.id)
     expect(ids.indexOf(first)).toBeLessThan(ids.indexOf(second))
     const row = list.body.sessions.find((session: { id: string }) => session.id === first)
-    expect(row).toMatchObject({ summary: 'a later message', model: 'agentx-demo-1', provider: 'demo', state: 'idle', canSend: true })
+    expect(row).toMatchObject({
+      summary: 'a later message',
+      model: 'agentx-demo-1',
+      provider: 'demo',
+      state: 'idle',
+      canSend: true,
+    })
     expect(row.tokenUsage.totalTokens).toBe(row.tokenUsage.inputTokens + row.tokenUsage.outputTokens)
     expect(row.tokenUsage.totalTokens).toBeGreaterThan(0)
   })
@@ -220,7 +257,12 @@ describe('playground API', () => {
 
     const next = await sendMessage(playground.url, id, 'hello again')
     expect(next.events.some((event) => event.event === 'done')).toBe(true)
-    expect((await playground.persister.getMessages(id)).map((message) => message.type)).toEqual(['user', 'agent', 'user', 'agent'])
+    expect((await playground.persister.getMessages(id)).map((message) => message.type)).toEqual([
+      'user',
+      'agent',
+      'user',
+      'agent',
+    ])
   })
 
   it('aborts the reply when the client disconnects mid-stream', async () => {
@@ -251,10 +293,22 @@ describe('playground API', () => {
     const playground = await start()
     const id = await createSession(playground)
     const failed = await sendMessage(playground.url, id, '/error')
-    const retry = failed.events.find((event) => event.event === 'retry')?.data as { attempt: number; error: { kind: string } }
+    const retry = failed.events.find((event) => event.event === 'retry')?.data as {
+      attempt: number
+      error: { kind: string }
+    }
     expect(retry).toMatchObject({ attempt: 1, error: { kind: 'rate_limit' } })
-    const error = failed.events.find((event) => event.event === 'error')?.data as { error: Record<string, unknown> }
-    expect(error.error).toMatchObject({ name: 'AdapterError', kind: 'rate_limit', code: 'ADAPTER_RATE_LIMIT', provider: 'demo', retryable: true, status: 429 })
+    const error = failed.events.find((event) => event.event === 'error')?.data as {
+      error: Record<string, unknown>
+    }
+    expect(error.error).toMatchObject({
+      name: 'AdapterError',
+      kind: 'rate_limit',
+      code: 'ADAPTER_RATE_LIMIT',
+      provider: 'demo',
+      retryable: true,
+      status: 429,
+    })
     expect(error.error).not.toHaveProperty('stack')
     expect((await playground.persister.getSession(id))?.state).toBe('error')
     expect((await playground.persister.getMessages(id)).map((message) => message.type)).toEqual(['user'])
@@ -268,7 +322,9 @@ describe('playground API', () => {
     const playground = await start()
     const id = await createSession(playground)
     const failed = await sendMessage(playground.url, id, '/error stream')
-    const error = failed.events.find((event) => event.event === 'error')?.data as { error: Record<string, unknown> }
+    const error = failed.events.find((event) => event.event === 'error')?.data as {
+      error: Record<string, unknown>
+    }
     expect(error.error.kind).toBe('network')
     const stored = await playground.persister.getMessages(id)
     expect(stored[1]).toMatchObject({ type: 'agent', incomplete: true, stopReason: 'error' })
@@ -312,8 +368,12 @@ describe('playground API', () => {
   it('answers bad requests with typed errors and writes nothing', async () => {
     const playground = await start()
     const id = await createSession(playground)
-    expect((await api(playground.url, 'POST', '/api/sessions', { provider: 'nope' })).body.error.code).toBe('VALIDATION')
-    expect((await api(playground.url, 'POST', '/api/sessions', { provider: 'demo', model: 42 })).status).toBe(400)
+    expect((await api(playground.url, 'POST', '/api/sessions', { provider: 'nope' })).body.error.code).toBe(
+      'VALIDATION',
+    )
+    expect((await api(playground.url, 'POST', '/api/sessions', { provider: 'demo', model: 42 })).status).toBe(
+      400,
+    )
     const empty = await sendMessage(playground.url, id, '   ')
     expect(empty.status).toBe(400)
     expect(empty.body).toMatchObject({ error: { code: 'VALIDATION' } })
@@ -321,9 +381,17 @@ describe('playground API', () => {
     expect((await api(playground.url, 'POST', '/api/sessions/no-such-session/abort')).status).toBe(404)
     expect((await api(playground.url, 'GET', '/api/nothing')).status).toBe(404)
     expect((await api(playground.url, 'PUT', '/api/sessions')).status).toBe(405)
-    const notJson = await fetch(`${playground.url}/api/sessions`, { method: 'POST', body: 'provider=demo', headers: { 'content-type': 'text/plain' } })
+    const notJson = await fetch(`${playground.url}/api/sessions`, {
+      method: 'POST',
+      body: 'provider=demo',
+      headers: { 'content-type': 'text/plain' },
+    })
     expect(notJson.status).toBe(415)
-    const broken = await fetch(`${playground.url}/api/sessions`, { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } })
+    const broken = await fetch(`${playground.url}/api/sessions`, {
+      method: 'POST',
+      body: '{',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(broken.status).toBe(400)
     expect(await playground.persister.getMessages(id)).toEqual([])
     expect((await api(playground.url, 'GET', '/api/sessions')).body.sessions).toHaveLength(1)
@@ -333,12 +401,21 @@ describe('playground API', () => {
     it('refuses a foreign Host header (DNS rebinding) on the API and the UI', async () => {
       const playground = await start()
       for (const path of ['/api/sessions', '/']) {
-        const refused = await rawRequest(playground.port, { path, headers: { host: `evil.example:${playground.port}` } })
+        const refused = await rawRequest(playground.port, {
+          path,
+          headers: { host: `evil.example:${playground.port}` },
+        })
         expect(refused.status).toBe(403)
       }
-      const wrongPort = await rawRequest(playground.port, { path: '/api/sessions', headers: { host: '127.0.0.1:1' } })
+      const wrongPort = await rawRequest(playground.port, {
+        path: '/api/sessions',
+        headers: { host: '127.0.0.1:1' },
+      })
       expect(wrongPort.status).toBe(403)
-      const own = await rawRequest(playground.port, { path: '/api/sessions', headers: { host: `localhost:${playground.port}` } })
+      const own = await rawRequest(playground.port, {
+        path: '/api/sessions',
+        headers: { host: `localhost:${playground.port}` },
+      })
       expect(own.status).toBe(200)
     })
 
@@ -389,7 +466,11 @@ describe('playground API', () => {
     expect(list.body.sessions.map((session: { id: string }) => session.id)).toContain(id)
     const after = await api(second.url, 'GET', `/api/sessions/${id}`)
     expect(after.body.messages).toEqual(before.body.messages)
-    expect(after.body.session).toMatchObject({ summary: 'remember me', state: 'idle', tokenUsage: before.body.session.tokenUsage })
+    expect(after.body.session).toMatchObject({
+      summary: 'remember me',
+      state: 'idle',
+      tokenUsage: before.body.session.tokenUsage,
+    })
     const more = await sendMessage(second.url, id, 'hello again')
     expect(more.events.some((event) => event.event === 'done')).toBe(true)
     expect((await second.persister.getMessages(id)).map((message) => message.seq)).toEqual([0, 1, 2, 3])
@@ -410,7 +491,14 @@ describe('playground API', () => {
       metadata: { provider: 'claude' },
       tokenUsage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
     })
-    await setup.saveMessage('orphan', { id: 'm1', sessionId: 'orphan', seq: 0, type: 'user', content: 'hi', timestamp: now })
+    await setup.saveMessage('orphan', {
+      id: 'm1',
+      sessionId: 'orphan',
+      seq: 0,
+      type: 'user',
+      content: 'hi',
+      timestamp: now,
+    })
     await setup.close()
     const playground = await start({ persister: createSqlitePersister({ filename }) })
     const detail = await api(playground.url, 'GET', '/api/sessions/orphan')

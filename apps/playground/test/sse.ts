@@ -62,12 +62,15 @@ export async function sendMessage(
 }
 
 /** A JSON request with fetch; answers status and parsed body. */
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by assertions, not by types
+type Json = any
+
 export async function api(
   baseUrl: string,
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: Json }> {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -84,7 +87,13 @@ export function rawRequest(
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(
-      { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers ?? {} },
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? 'GET',
+        path: options.path,
+        headers: options.headers ?? {},
+      },
       (response) => {
         let body = ''
         response.setEncoding('utf8')

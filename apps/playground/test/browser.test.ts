@@ -1,0 +1,229 @@
+/// <reference lib="dom" />
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { ContentBlock } from '@agentx/core'
+import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Playground, startPlayground } from '../src/start-playground.js'
+
+/** The system Chromium; never a downloaded browser. */
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+]
+const OUTPUT_DIR = fileURLToPath(new URL('../test-output/', import.meta.url))
+
+let workspace: string
+let playground: Playground
+let browser: Browser
+let page: Page
+
+async function startServer(): Promise<Playground> {
+  return startPlayground({
+    env: {},
+    workspace,
+    port: 0,
+    demoDelayMs: 12,
+    retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 5 },
+  })
+}
+
+function textOf(content: string | ContentBlock[]): string {
+  if (typeof content === 'string') return content
+  return content.map((block) => (block.type === 'text' ? block.text : '')).join('')
+}
+
+async function currentSessionId(): Promise<string> {
+  return decodeURIComponent(new URL(page.url()).hash.slice(1))
+}
+
+async function send(text: string): Promise<void> {
+  await page.getByTestId('message-input').fill(text)
+  await page.getByTestId('message-input').press('Enter')
+}
+
+/** Waits until the reply streaming in the current session has ended. */
+async function waitForReplyEnd(): Promise<void> {
+  await page.waitForFunction(() => {
+    const stop = document.querySelector('[data-testid="stop"]') as HTMLElement
+    const input = document.querySelector('[data-testid="message-input"]') as HTMLTextAreaElement
+    return stop.hidden && !input.disabled && document.querySelector('.message.agent.streaming') === null
+  })
+}
+
+async function newSession(): Promise<string> {
+  const before = await currentSessionId()
+  await page.getByTestId('new-session').click()
+  await page.waitForFunction((previous) => {
+    const id = decodeURIComponent(location.hash.slice(1))
+    return id !== '' && id !== previous
+  }, before)
+  await expect.poll(() => page.getByTestId('state-badge').textContent()).toBe('created')
+  return currentSessionId()
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `The browser tests need Chromium at ${CHROMIUM_PATH}, which is not installed. ` +
+        'Install it with `apt-get install -y chromium` (Debian/Ubuntu; `sudo` if needed), or set CHROMIUM_PATH to a Chromium binary.',
+    )
+  }
+  workspace = await mkdtemp(join(tmpdir(), 'agentx-playground-e2e-'))
+  await mkdir(OUTPUT_DIR, { recursive: true })
+  playground = await startServer()
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS })
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+  await page.goto(playground.url)
+  await page.waitForSelector('body[data-ready="true"]')
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await playground?.close()
+  if (workspace !== undefined) await rm(workspace, { recursive: true, force: true })
+})
+
+describe('playground in a real browser', () => {
+  it('labels the offline demo provider clearly', async () => {
+    const option = page.getByTestId('provider-select').locator('option[value="demo"]')
+    expect(await option.textContent()).toBe('Demo (offline)')
+    expect(await page.getByTestId('provider-note').textContent()).toContain('offline demo')
+    expect(await page.getByTestId('storage-info').textContent()).toContain('sqlite')
+  })
+
+  it('creates a session and shows the reply streaming in token by token', async () => {
+    const id = await newSession()
+    await send('hello')
+    // While the reply streams: some text is visible, the Stop button replaces Send, the badge says active.
+    const streamingText = page.locator('.message.agent.streaming [data-testid="agent-text"]')
+    await streamingText.waitFor()
+    await page.waitForFunction(() => {
+      const text = document.querySelector('.message.agent.streaming [data-testid="agent-text"]')
+      return text !== null && (text.textContent ?? '').length > 0
+    })
+    const partial = (await streamingText.textContent()) ?? ''
+    expect(await page.getByTestId('stop').isVisible()).toBe(true)
+    expect(await page.getByTestId('state-badge').textContent()).toBe('active')
+    await waitForReplyEnd()
+    const final = (await page.getByTestId('agent-text').last().textContent()) ?? ''
+    expect(final).toContain('offline demo provider')
+    expect(partial.length).toBeGreaterThan(0)
+    expect(partial.length).toBeLessThan(final.length)
+    expect(await page.getByTestId('state-badge').textContent()).toBe('idle')
+    const stored = await playground.persister.getMessages(id)
+    expect(stored.map((message) => message.type)).toEqual(['user', 'agent'])
+    // The list shows the new summary, the model and token usage.
+    const item = page.locator(`[data-testid="session-item"][data-id="${id}"]`)
+    await expect.poll(() => item.getByTestId('session-summary').textContent()).toBe('hello')
+    expect(await item.textContent()).toContain('agentx-demo-1')
+    expect(await item.textContent()).toMatch(/\d+ tok/)
+  })
+
+  it('shows a tool call with its result', async () => {
+    await send('What is 12 * (3 + 4)?')
+    await waitForReplyEnd()
+    const card = page.getByTestId('tool-card').last()
+    expect(await card.locator('.tool-name').textContent()).toBe('calculator')
+    expect(await card.getByTestId('tool-result').textContent()).toContain('84')
+    expect(await page.getByTestId('agent-text').last().textContent()).toContain('= 84')
+  })
+
+  it('shows thinking folded away, and unfolds it on click', async () => {
+    await send('Why is the sky blue? Think about it.')
+    await waitForReplyEnd()
+    const thinking = page.getByTestId('thinking').last()
+    expect(await thinking.getAttribute('open')).toBeNull()
+    await thinking.locator('summary').click()
+    expect(await thinking.getAttribute('open')).not.toBeNull()
+    expect(await thinking.locator('.thinking-text').textContent()).toContain('offline demo')
+  })
+
+  it('renders model output as text, never as HTML', async () => {
+    await send('<img src=x onerror="window.__pwned = 1"><b>bold?</b>')
+    await waitForReplyEnd()
+    expect(await page.getByTestId('conversation').locator('img, b').count()).toBe(0)
+    expect(await page.getByTestId('agent-text').last().textContent()).toContain('<img src=x')
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
+  })
+
+  it('stops a streaming reply with the Stop button and keeps the partial reply', async () => {
+    const id = await newSession()
+    await send('tell me a long story')
+    await page.waitForFunction(() => {
+      const text = document.querySelector('.message.agent.streaming [data-testid="agent-text"]')
+      return text !== null && (text.textContent ?? '').length > 20
+    })
+    await page.getByTestId('stop').click()
+    await page.getByTestId('incomplete-tag').waitFor()
+    expect(await page.getByTestId('incomplete-tag').textContent()).toContain('stopped')
+    await expect.poll(() => page.getByTestId('state-badge').textContent()).toBe('aborted')
+    await waitForReplyEnd()
+    const stored = await playground.persister.getMessages(id)
+    expect(stored[1]).toMatchObject({ type: 'agent', incomplete: true, stopReason: 'aborted' })
+    expect(textOf(stored[1]!.content).length).toBeLessThan(400)
+  })
+
+  it('shows an error with its kind and retries it', async () => {
+    await newSession()
+    await send('/error')
+    await page.getByTestId('error-banner').waitFor()
+    expect(await page.getByTestId('error-kind').textContent()).toBe('rate_limit')
+    expect(await page.getByTestId('error-message').textContent()).toContain('rate limited')
+    await expect.poll(() => page.getByTestId('state-badge').textContent()).toBe('error')
+    await page.getByTestId('retry').click()
+    await waitForReplyEnd()
+    await expect.poll(() => page.getByTestId('state-badge').textContent()).toBe('idle')
+    expect(await page.getByTestId('error-banner').isHidden()).toBe(true)
+  })
+
+  it('deletes a session only after confirmation', async () => {
+    const id = await newSession()
+    await send('delete me soon')
+    await waitForReplyEnd()
+    const item = page.locator(`[data-testid="session-item"][data-id="${id}"]`)
+    await page.getByTestId('delete-session').click()
+    expect(await page.getByTestId('confirm-dialog').isVisible()).toBe(true)
+    await page.getByTestId('confirm-cancel').click()
+    expect(await item.count()).toBe(1)
+    expect(await playground.persister.getSession(id)).not.toBeNull()
+
+    await item.hover()
+    await item.getByTestId('session-delete').click()
+    await page.getByTestId('confirm-delete').click()
+    await item.waitFor({ state: 'detached' })
+    expect(await playground.persister.getSession(id)).toBeNull()
+    expect(await playground.persister.getMessages(id)).toEqual([])
+  })
+
+  it('shows every session and message again after the server restarts', async () => {
+    const before = await page.getByTestId('session-summary').allTextContents()
+    expect(before).toContain('hello')
+    await playground.close()
+    playground = await startServer()
+    await page.goto(playground.url)
+    await page.waitForSelector('body[data-ready="true"]')
+    expect(await page.getByTestId('session-summary').allTextContents()).toEqual(before)
+
+    await page
+      .locator('[data-testid="session-item"]')
+      .filter({ hasText: 'hello' })
+      .locator('.session-open')
+      .click()
+    await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('hello')
+    await expect.poll(() => page.getByTestId('user-message').count()).toBe(4)
+    expect(await page.getByTestId('tool-result').first().textContent()).toContain('84')
+    expect(await page.getByTestId('thinking').count()).toBe(1)
+    await page.screenshot({ path: join(OUTPUT_DIR, 'playground.png'), fullPage: true })
+    expect(existsSync(join(OUTPUT_DIR, 'playground.png'))).toBe(true)
+  })
+})
