@@ -201,10 +201,9 @@ function mapApiError(
   const providerMessage = typeof body?.message === 'string' ? body.message : firstLine(rawMessage)
   const reasons = errorInfoReasons(body?.details)
 
+  // The HTTP status decides, as for every provider; the rpc status only for statuses core does not know.
   let kind: AdapterErrorKind = adapterErrorKindFromStatus(status)
-  const byRpcStatus = rpcStatus === undefined ? undefined : KIND_BY_RPC_STATUS[rpcStatus]
-  if (byRpcStatus !== undefined && status !== 503 && status !== 500) kind = byRpcStatus
-  if (status === 503) kind = 'overloaded'
+  if (kind === 'unknown' && rpcStatus !== undefined) kind = KIND_BY_RPC_STATUS[rpcStatus] ?? 'unknown'
   if (kind === 'invalid_request' && CONTEXT_LENGTH_PATTERN.test(providerMessage)) kind = 'context_length'
   if (reasons.some((reason) => AUTHENTICATION_REASONS.has(reason)) || API_KEY_PATTERN.test(providerMessage)) {
     kind = 'authentication'
