@@ -26,6 +26,8 @@ export { startFakeProvider } from './fake-provider/start-fake-provider.js'
 export type { StartFakeProviderOptions } from './fake-provider/start-fake-provider.js'
 export type { FakeProvider, FakeProviderRequest } from './fake-provider/fake-provider.js'
 export { anthropicMessagesDialect } from './dialects/anthropic-messages-dialect.js'
+export { openAIChatDialect } from './dialects/openai-chat-dialect.js'
+export { openAIResponsesDialect } from './dialects/openai-responses-dialect.js'
 export { geminiDialect } from './dialects/gemini-dialect.js'
 export {
   ADAPTER_CAPABILITIES,
