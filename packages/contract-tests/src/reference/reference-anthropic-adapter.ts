@@ -225,6 +225,8 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
           : parseServerSentEvents(response.body, arm)
       try {
         for await (const frame of frames) {
+          // Frames already read may still be queued in the parser: yield nothing after an abort.
+          if (signal?.aborted) throw this.#aborted(signal.reason)
           if (frame.event === 'ping') continue
           if (frame.event === 'error')
             throw mapAnthropicStreamError(frame.data, this.getName(), this.#options.apiKey)
