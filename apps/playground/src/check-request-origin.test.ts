@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest'
+import { allowedHostsFor, checkRequestOrigin, isLoopback } from './check-request-origin.js'
+
+describe('checkRequestOrigin', () => {
+  const allowed = allowedHostsFor('127.0.0.1', 4173)
+
+  it('accepts the server’s own host names, with or without a same-origin Origin', () => {
+    expect(checkRequestOrigin({ host: '127.0.0.1:4173' }, allowed)).toBeUndefined()
+    expect(
+      checkRequestOrigin({ host: 'localhost:4173', origin: 'http://localhost:4173' }, allowed),
+    ).toBeUndefined()
+    expect(
+      checkRequestOrigin({ host: '[::1]:4173', 'sec-fetch-site': 'same-origin' }, allowed),
+    ).toBeUndefined()
+    expect(checkRequestOrigin({ host: 'LOCALHOST:4173' }, allowed)).toBeUndefined()
+  })
+
+  it('refuses foreign or missing Host headers (DNS rebinding)', () => {
+    expect(checkRequestOrigin({ host: 'attacker.example:4173' }, allowed)).toBe('foreign Host header')
+    expect(checkRequestOrigin({ host: '127.0.0.1:80' }, allowed)).toBe('foreign Host header')
+    expect(checkRequestOrigin({ host: '127.0.0.1' }, allowed)).toBe('foreign Host header')
+    expect(checkRequestOrigin({}, allowed)).toBe('foreign Host header')
+  })
+
+  it('refuses cross-origin, opaque, malformed and cross-site requests', () => {
+    const host = '127.0.0.1:4173'
+    expect(checkRequestOrigin({ host, origin: 'http://attacker.example' }, allowed)).toBe(
+      'cross-origin request',
+    )
+    expect(checkRequestOrigin({ host, origin: 'https://127.0.0.1:4173' }, allowed)).toBe(
+      'cross-origin request',
+    )
+    expect(checkRequestOrigin({ host, origin: 'http://localhost:3000' }, allowed)).toBe(
+      'cross-origin request',
+    )
+    expect(checkRequestOrigin({ host, origin: 'null' }, allowed)).toBe('opaque Origin')
+    expect(checkRequestOrigin({ host, origin: 'not a url' }, allowed)).toBe('malformed Origin header')
+    expect(checkRequestOrigin({ host, 'sec-fetch-site': 'cross-site' }, allowed)).toBe('cross-site request')
+    expect(checkRequestOrigin({ host, 'sec-fetch-site': 'same-site' }, allowed)).toBe('cross-site request')
+  })
+
+  it('only adds the loopback aliases when the server listens on loopback', () => {
+    expect([...allowedHostsFor('192.168.1.20', 80)]).toEqual(['192.168.1.20:80'])
+    expect([...allowedHostsFor('::1', 8080)]).toEqual(['[::1]:8080', '127.0.0.1:8080', 'localhost:8080'])
+    expect(isLoopback('127.0.0.1')).toBe(true)
+    expect(isLoopback('127.1.2.3')).toBe(true)
+    expect(isLoopback('0.0.0.0')).toBe(false)
+  })
+})
