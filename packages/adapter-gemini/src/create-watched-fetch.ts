@@ -8,7 +8,8 @@ export interface WatchedResponse {
   tail: string
 }
 
-const TAIL_LENGTH = 300
+/** Enough for the frames the SDK has read ahead of the one it is parsing. */
+const TAIL_LENGTH = 16_384
 
 /**
  * Wraps a `fetch` so that every byte of the response body restarts `watchdog`, and records the

@@ -246,7 +246,9 @@ describe('GeminiAdapter streaming', () => {
     const events = await collect(adapter().stream('…', { model: 'm', history: [] }))
     expect(events.at(-1)).toEqual({
       type: 'message',
-      content: [{ type: 'text', text: 'I can start with' }],
+      content: [
+        { type: 'text', text: 'I can start with', providerMetadata: { gemini: { finishReason: 'SAFETY' } } },
+      ],
       stopReason: 'content_filter',
     })
   })
@@ -300,6 +302,24 @@ describe('GeminiAdapter streaming', () => {
       reasons.push(final?.type === 'message' ? final.stopReason : undefined)
     }
     expect(reasons).toEqual(['other', 'error', 'content_filter'])
+  })
+
+  it("keeps Gemini's own finish reason in providerMetadata when the stop reason does not say it all", async () => {
+    server.enqueue({
+      sse: sseOf({
+        candidates: [
+          { content: { role: 'model', parts: [{ text: 'x' }] }, finishReason: 'AGENTX_NEW_REASON' },
+        ],
+      }),
+    })
+    const events = await collect(adapter().stream('x', { model: 'm', history: [] }))
+    expect(events.at(-1)).toEqual({
+      type: 'message',
+      content: [
+        { type: 'text', text: 'x', providerMetadata: { gemini: { finishReason: 'AGENTX_NEW_REASON' } } },
+      ],
+      stopReason: 'other',
+    })
   })
 })
 
@@ -441,12 +461,15 @@ describe('GeminiAdapter errors', () => {
       'overloaded',
       true,
     ],
-  ] as const)('maps HTTP %i to %s', async (status, json, kind, retryable) => {
-    server.enqueue({ status, json })
-    const { error } = await failure(adapter().stream('x', { model: 'm', history: [] }))
-    expect(error).toMatchObject({ kind, status, retryable, provider: 'gemini' })
-    expect(server.requests).toHaveLength(1)
-  })
+  ] as const)(
+    'maps HTTP %i (%#) to the right kind and retryable flag',
+    async (status, json, kind, retryable) => {
+      server.enqueue({ status, json })
+      const { error } = await failure(adapter().stream('x', { model: 'm', history: [] }))
+      expect(error).toMatchObject({ kind, status, retryable, provider: 'gemini' })
+      expect(server.requests).toHaveLength(1)
+    },
+  )
 
   it('delivers the events before an in-stream error frame, then throws it typed', async () => {
     server.enqueue({

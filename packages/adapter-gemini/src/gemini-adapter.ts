@@ -209,7 +209,7 @@ export class GeminiAdapter implements AgentAdapter {
         secrets: this.#secrets,
         stopCause,
         responseHeaders: seen.headers,
-        excerpt: seen.tail,
+        excerpt: malformedExcerpt(seen.tail),
       })
     } finally {
       watchdog.stop()
@@ -261,6 +261,21 @@ function geminiProviderOptions(providerOptions: Record<string, unknown> | undefi
     ...rest
   } = value as GenerateContentConfig
   return rest
+}
+
+/** The first `data:` frame in `tail` that is not valid JSON (cut to 200 characters), else the last bytes. */
+function malformedExcerpt(tail: string): string {
+  // The last piece may be a frame still arriving: only complete frames are judged.
+  for (const event of tail.split(/\r\n\r\n|\n\n|\r\r/).slice(0, -1)) {
+    const data = /^data:(.*)$/s.exec(event.trim())?.[1]?.trim()
+    if (data === undefined) continue
+    try {
+      JSON.parse(data)
+    } catch {
+      return data.slice(0, 200)
+    }
+  }
+  return tail.slice(-200)
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

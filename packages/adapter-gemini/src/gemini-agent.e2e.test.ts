@@ -4,7 +4,12 @@ import { join } from 'node:path'
 import { type AnyMessage, createAgent, type SessionEvent } from '@agentx/core'
 import { SqlitePersister } from '@agentx/persister-sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fixture, type GeminiLoopbackServer, sseOf, startGeminiLoopbackServer } from '../test/gemini-loopback-server.js'
+import {
+  fixture,
+  type GeminiLoopbackServer,
+  sseOf,
+  startGeminiLoopbackServer,
+} from '../test/gemini-loopback-server.js'
 import { GeminiAdapter } from './gemini-adapter.js'
 
 let server: GeminiLoopbackServer
@@ -35,7 +40,13 @@ describe('createAgent + GeminiAdapter + SqlitePersister', () => {
             responseId: 'resp-final',
           },
           {
-            candidates: [{ content: { role: 'model', parts: [{ text: 'in San Francisco.' }] }, finishReason: 'STOP', index: 0 }],
+            candidates: [
+              {
+                content: { role: 'model', parts: [{ text: 'in San Francisco.' }] },
+                finishReason: 'STOP',
+                index: 0,
+              },
+            ],
             responseId: 'resp-final',
             usageMetadata: { promptTokenCount: 60, candidatesTokenCount: 8, totalTokenCount: 68 },
           },
@@ -54,7 +65,11 @@ describe('createAgent + GeminiAdapter + SqlitePersister', () => {
           {
             name: 'weather',
             description: 'Current weather for a city',
-            inputSchema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+            inputSchema: {
+              type: 'object',
+              properties: { location: { type: 'string' } },
+              required: ['location'],
+            },
             execute: (input: unknown) => {
               inputs.push(input)
               return '18°C, clear'
@@ -99,7 +114,10 @@ describe('createAgent + GeminiAdapter + SqlitePersister', () => {
           },
         ],
       },
-      { role: 'user', parts: [{ functionResponse: { name: 'weather', response: { output: '18°C, clear' } } }] },
+      {
+        role: 'user',
+        parts: [{ functionResponse: { name: 'weather', response: { output: '18°C, clear' } } }],
+      },
     ])
     expect(second?.systemInstruction).toEqual({ parts: [{ text: 'Use tools for live data.' }] })
 
@@ -118,7 +136,9 @@ describe('createAgent + GeminiAdapter + SqlitePersister', () => {
               id: 'gemini-call-b36LacjwM668nsEP2tbsgQQ-0',
               name: 'weather',
               input: { location: 'San Francisco' },
-              providerMetadata: { gemini: { syntheticId: true, thoughtSignature: 'EqUCCqICAb4+9vsh8Pd5c2lnbmF0dXJl' } },
+              providerMetadata: {
+                gemini: { syntheticId: true, thoughtSignature: 'EqUCCqICAb4+9vsh8Pd5c2lnbmF0dXJl' },
+              },
             },
           ],
           stopReason: 'tool_use',

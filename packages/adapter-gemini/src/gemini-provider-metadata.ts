@@ -15,6 +15,12 @@ export interface GeminiProviderMetadata {
    * is never sent to Gemini (the call and its result pair by name and position instead).
    */
   syntheticId?: boolean
+  /**
+   * Gemini's own `finishReason`, on the last block of a response whose reason is not plainly
+   * `STOP` or `MAX_TOKENS` (e.g. `RECITATION` next to stop reason `content_filter`, or a reason
+   * newer than this adapter next to `other`).
+   */
+  finishReason?: string
 }
 
 /** The `gemini` part of a block's `providerMetadata`, when it has one. */

@@ -5,6 +5,7 @@ import { GeminiAdapter } from './gemini-adapter.js'
 describeAdapterContract({
   name: 'GeminiAdapter',
   dialect: geminiDialect,
-  createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) => new GeminiAdapter({ baseURL, apiKey, idleTimeoutMs }),
+  createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) =>
+    new GeminiAdapter({ baseURL, apiKey, idleTimeoutMs }),
   capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage'],
 })

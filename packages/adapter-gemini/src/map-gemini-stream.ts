@@ -194,6 +194,12 @@ export async function* mapGeminiStream(
   const usage = mapGeminiUsage(usageMetadata)
   if (usage) yield { type: 'usage', usage }
   const hasToolCalls = content.some((block) => block.type === 'tool_use')
+  const last = content[content.length - 1]
+  if (last !== undefined && finishReason !== 'STOP' && finishReason !== 'MAX_TOKENS') {
+    // Several Gemini reasons share one StopReason (or none fits): keep Gemini's own word (rule A-FIN-005).
+    const gemini = (last.providerMetadata?.gemini ?? {}) as GeminiProviderMetadata
+    last.providerMetadata = { ...last.providerMetadata, gemini: { ...gemini, finishReason } }
+  }
   yield { type: 'message', content, stopReason: mapGeminiFinishReason(finishReason, hasToolCalls) }
 }
 
