@@ -71,8 +71,11 @@ const KNOWN_FIELDS = new Set([
   'metadata',
 ])
 
-/** Builds the row of a message that `validateMessage` has checked and copied. */
-export function toMessageRow(message: AnyMessage): MessageRow {
+/**
+ * Builds the row of a message of session `sessionId` that `checkMessage` has checked. Serialises
+ * everything it keeps, so a caller that mutates the message afterwards changes nothing stored.
+ */
+export function toMessageRow(sessionId: string, message: AnyMessage): MessageRow {
   const extra = new ExtraFields('message')
   if (message.incomplete !== undefined && typeof message.incomplete !== 'boolean') {
     throw new ValidationError('message.incomplete must be a boolean.')
@@ -81,7 +84,7 @@ export function toMessageRow(message: AnyMessage): MessageRow {
     throw new ValidationError('message.usage must be a TokenUsage object.')
   }
   const row: MessageRow = {
-    session_id: keyText(message.sessionId, 'sessionId'),
+    session_id: keyText(sessionId, 'sessionId'),
     id: keyText(message.id, 'message.id'),
     seq: message.seq,
     type: message.type,
@@ -100,7 +103,8 @@ export function toMessageRow(message: AnyMessage): MessageRow {
   }
   deriveToolColumns(message.content, row)
   for (const key of Object.keys(message)) {
-    if (!KNOWN_FIELDS.has(key)) extra.add(key, (message as unknown as Record<string, unknown>)[key])
+    const value = (message as unknown as Record<string, unknown>)[key]
+    if (value !== undefined && !KNOWN_FIELDS.has(key)) extra.add(key, value)
   }
   row.extra = extra.toJson()
   return row

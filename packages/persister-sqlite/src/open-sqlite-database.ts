@@ -77,7 +77,15 @@ export function openSqliteDatabase(options: OpenSqliteDatabaseOptions): SqliteCo
     // A 32 MB page cache (default 2 MB) keeps the index pages of large sessions hot, and reads of
     // the main file go through a memory map (measured: a 10k-message read ~30 % faster).
     database.pragma('cache_size = -32768')
-    if (!memory) database.pragma('mmap_size = 268435456')
+    if (!memory) {
+      database.pragma('mmap_size = 268435456')
+      // Checkpoint every 8192 WAL pages (64 MB at 8 KB pages) instead of every 1000: each
+      // checkpoint costs two fsyncs, and with the default a burst of ~1 KB messages spent more time
+      // in checkpoints than in inserting (measured: ~40 % more write throughput). The WAL file is
+      // cut back to 64 MB after a checkpoint resets it.
+      database.pragma('wal_autocheckpoint = 8192')
+      database.pragma('journal_size_limit = 67108864')
+    }
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
     runMigrations(database, kysely, SQLITE_MIGRATIONS, filename)
     return {

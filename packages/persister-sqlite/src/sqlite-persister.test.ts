@@ -253,6 +253,39 @@ describe('SqlitePersister messages', () => {
     expect(Object.keys(readPlain!).sort()).toEqual(Object.keys(plain).sort())
   })
 
+  it('stores a message as it was when saveMessage was called, even if the caller mutates it before the write', async () => {
+    const persister = persisterAt()
+    await persister.saveSession(session('s'))
+    const input = message('s', 0, {
+      content: [{ type: 'text', text: 'original' }],
+      usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+      metadata: { tags: ['a'] },
+    })
+    const expected = structuredClone(input)
+    const saved = persister.saveMessage('s', input)
+    ;(input.content as Array<{ text: string }>)[0]!.text = 'mutated'
+    input.usage!.totalTokens = 99
+    ;(input.metadata!.tags as string[]).push('b')
+    await saved
+    expect(await persister.getMessages('s')).toEqual([expected])
+  })
+
+  it('converts values like the JSON copy of core: a Date to its ISO string, undefined in an array to null', async () => {
+    const persister = persisterAt()
+    await persister.saveSession(session('s'))
+    await persister.saveMessage(
+      's',
+      message('s', 0, {
+        content: [{ type: 'text', text: 'x' }, undefined as never],
+        metadata: { at: new Date('2025-01-02T03:04:05.006Z'), zero: -0 },
+      }),
+    )
+    const [read] = await persister.getMessages('s')
+    expect(read!.content).toEqual([{ type: 'text', text: 'x' }, null])
+    expect(read!.metadata).toEqual({ at: '2025-01-02T03:04:05.006Z', zero: 0 })
+    expect(Object.is(read!.metadata!.zero, 0)).toBe(true)
+  })
+
   it('keeps NUL characters, astral and combining text, and unpaired surrogates byte-exact', async () => {
     const filename = newFile()
     const persister = persisterAt(filename)

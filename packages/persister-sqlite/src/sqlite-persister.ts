@@ -11,11 +11,11 @@ import {
   NotFoundError,
   PersistenceError,
   ValidationError,
-  validateMessage,
   validatePaging,
   validateSessionData,
 } from '@agentx/core'
 import type { Kysely } from 'kysely'
+import { checkMessage } from './check-message.js'
 import { mapSqliteError, sqliteCode } from './map-sqlite-error.js'
 import { fromMessageValues, type MessageRow, toMessageRow } from './message-row.js'
 import { openSqliteDatabase, type SqliteConnection } from './open-sqlite-database.js'
@@ -176,7 +176,7 @@ export class SqlitePersister implements AgentPersister {
     return new Promise<void>((resolve, reject) => {
       try {
         this.#assertOpen()
-        const row = toMessageRow(validateMessage(sessionId, message))
+        const row = toMessageRow(sessionId, checkMessage(sessionId, message))
         this.#enqueue({ kind: 'message', row, resolve, reject })
       } catch (error) {
         reject(mapSqliteError(error, 'save a message', this.filename))
