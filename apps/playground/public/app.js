@@ -364,6 +364,10 @@ function renderMessages(messages) {
     else if (message.type === 'agent') ui.conversation.append(agentBubble(message))
     else if (message.type === 'tool') attachToolResults(message.content)
   }
+  // A tool call whose reply was stopped or failed never got a result.
+  for (const card of state.toolCards.values()) {
+    if (!card.querySelector('.tool-result')) card.querySelector('.tool-status').textContent = 'no result'
+  }
   scrollToBottom(true)
 }
 
@@ -528,7 +532,6 @@ async function sendMessage(text) {
     return live.view
   }
   const active = () => state.currentId === sessionId
-  let failed = false
   try {
     const response = await fetch(`/api/sessions/${encodeURIComponent(sessionId)}/messages`, {
       method: 'POST',
@@ -574,6 +577,15 @@ async function sendMessage(text) {
             live.dataset.messageId = event.message.id
             live = undefined
             scrollToBottom(false)
+          } else if (event.message.type === 'user') {
+            const session = currentSession()
+            if (session && !session.summary) {
+              // The server takes the first message as the summary; show it at once.
+              const flat = textOf(event.message.content).replace(/\s+/g, ' ').trim()
+              session.summary = flat.length > 100 ? `${flat.slice(0, 99)}…` : flat
+              renderHeader()
+              renderSessionList()
+            }
           }
           break
         case 'retry':
@@ -588,7 +600,6 @@ async function sendMessage(text) {
           showNotice(`Storage problem: ${event.error.message}`)
           break
         case 'error':
-          failed = true
           hideNotice()
           showError(event.error, true)
           break
@@ -601,7 +612,6 @@ async function sendMessage(text) {
     })
   } catch (error) {
     if (error?.name !== 'AbortError') {
-      failed = true
       showError(
         error instanceof ApiError
           ? error.error
@@ -622,7 +632,7 @@ async function sendMessage(text) {
     }
     state.streaming = undefined
     updateComposer()
-    await refreshCurrent(sessionId, failed)
+    await refreshCurrent(sessionId)
   }
 }
 
