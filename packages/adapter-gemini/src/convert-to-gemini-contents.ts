@@ -28,6 +28,8 @@ interface ToolCallInfo {
   name: string
   /** The id to send back, or `undefined` when the adapter made it up. */
   wireId: string | undefined
+  /** Whether a tool result answers it somewhere in the conversation. */
+  answered: boolean
 }
 
 /**
@@ -39,7 +41,8 @@ interface ToolCallInfo {
  * (`{ output }`, or `{ error }` for a failed tool); images become `inlineData` (base64 or `data:`
  * URL) or `fileData` (any other URL); thinking becomes `thought` parts. Every `thoughtSignature`
  * kept in `providerMetadata.gemini` (or a thinking block's `signature`) goes back on its part.
- * Consecutive turns of the same role are merged, as Gemini expects alternating roles.
+ * Consecutive turns of the same role are merged, as Gemini expects alternating roles. A tool call
+ * that no tool result answers (its tools were interrupted) is left out, as Gemini rejects it.
  *
  * Throws an {@link AdapterError} of kind `invalid_request` (before any request is made) for a tool
  * result that answers no tool call, or an image with neither `data` nor `url`.
@@ -105,6 +108,8 @@ function toParts(
         break
       case 'tool_use': {
         const info = toolCalls.get(block.id)
+        // Gemini rejects a function call without its response (e.g. tools interrupted by an abort).
+        if (info?.answered !== true) break
         const functionCall: NonNullable<Part['functionCall']> = {
           name: block.name,
           args: toArgs(block.input),
@@ -183,16 +188,19 @@ function collectToolCalls(
   prompt: string | ContentBlock[],
 ): Map<string, ToolCallInfo> {
   const calls = new Map<string, ToolCallInfo>()
+  const answered = new Set<string>()
   const visit = (content: string | ContentBlock[]): void => {
     if (typeof content === 'string') return
     for (const block of content) {
+      if (block.type === 'tool_result') answered.add(block.toolUseId)
       if (block.type !== 'tool_use') continue
       const synthetic = readGeminiMetadata(block).syntheticId === true
-      calls.set(block.id, { name: block.name, wireId: synthetic ? undefined : block.id })
+      calls.set(block.id, { name: block.name, wireId: synthetic ? undefined : block.id, answered: false })
     }
   }
   for (const message of history) visit(message.content)
   visit(prompt)
+  for (const [id, call] of calls) call.answered = answered.has(id)
   return calls
 }
 

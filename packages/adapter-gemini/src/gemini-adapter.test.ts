@@ -6,6 +6,7 @@ import {
   isAdapterError,
 } from '@agentx/core'
 import { collect } from '@agentx/core/testing'
+import { GoogleGenAI } from '@google/genai'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
   fixture,
@@ -398,6 +399,43 @@ describe('GeminiAdapter history', () => {
     ])
   })
 
+  it('leaves out tool calls no result answers, and sends images returned by tools after the function responses', async () => {
+    server.enqueue({ sse: fixture('text-max-tokens.sse') })
+    const history: AnyMessage[] = [
+      message(0, 'user', 'Draw a chart, then check the weather.'),
+      message(1, 'agent', [
+        { type: 'tool_use', id: 'fc-chart', name: 'chart', input: { kind: 'bar' } },
+        { type: 'tool_use', id: 'fc-weather', name: 'weather', input: { location: 'Oslo' } },
+      ]),
+    ]
+    await collect(
+      adapter().stream(
+        [
+          {
+            type: 'tool_result',
+            toolUseId: 'fc-chart',
+            content: [
+              { type: 'text', text: 'chart ready' },
+              { type: 'image', mediaType: 'image/png', url: 'data:image/png;base64,AAAA' },
+            ],
+          },
+        ],
+        { model: 'm', history },
+      ),
+    )
+    expect(server.requests[0]?.body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'Draw a chart, then check the weather.' }] },
+      { role: 'model', parts: [{ functionCall: { id: 'fc-chart', name: 'chart', args: { kind: 'bar' } } }] },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { id: 'fc-chart', name: 'chart', response: { output: 'chart ready' } } },
+          { inlineData: { mimeType: 'image/png', data: 'AAAA' } },
+        ],
+      },
+    ])
+  })
+
   it('rejects a tool result that answers no tool call before sending anything', async () => {
     const { error } = await failure(
       adapter().stream([{ type: 'tool_result', toolUseId: 'nowhere', content: 'x' }], {
@@ -644,6 +682,58 @@ describe('GeminiAdapter construction', () => {
       if (saved === undefined) delete process.env.GEMINI_API_KEY
       else process.env.GEMINI_API_KEY = saved
     }
+  })
+
+  it('prefers GOOGLE_API_KEY over GEMINI_API_KEY, as @google/genai does', async () => {
+    const saved = { gemini: process.env.GEMINI_API_KEY, google: process.env.GOOGLE_API_KEY }
+    process.env.GEMINI_API_KEY = 'gemini-env-key'
+    process.env.GOOGLE_API_KEY = 'google-env-key'
+    try {
+      server.enqueue({ sse: fixture('truncated.sse') })
+      await failure(new GeminiAdapter({ baseURL: server.baseUrl }).stream('x', { model: 'm', history: [] }))
+      expect(server.requests[0]?.headers['x-goog-api-key']).toBe('google-env-key')
+    } finally {
+      for (const [name, value] of [
+        ['GEMINI_API_KEY', saved.gemini],
+        ['GOOGLE_API_KEY', saved.google],
+      ] as const) {
+        if (value === undefined) delete process.env[name]
+        else process.env[name] = value
+      }
+    }
+  })
+
+  it('uses a ready client as is, but without its own retries and without leaking its key', async () => {
+    const client = new GoogleGenAI({
+      apiKey: API_KEY,
+      httpOptions: { baseUrl: server.baseUrl, retryOptions: { attempts: 3, initialDelay: 0.01 } },
+    })
+    server.enqueue(
+      {
+        status: 503,
+        json: `{"error":{"code":503,"message":"overloaded for ${API_KEY}","status":"UNAVAILABLE"}}`,
+      },
+      { sse: fixture('text-max-tokens.sse') },
+    )
+    const { error } = await failure(new GeminiAdapter({ client }).stream('x', { model: 'm', history: [] }))
+    expect(error).toMatchObject({ kind: 'overloaded', retryable: true })
+    expect(server.requests).toHaveLength(1)
+    expect(JSON.stringify([error.message, error.stack, (error.cause as Error).message])).not.toContain(
+      API_KEY,
+    )
+    expect(() => new GeminiAdapter({ client, apiKey: 'other' })).toThrow(ConfigurationError)
+  })
+
+  it('rejects provider options it cannot honour before sending anything', async () => {
+    const bad = [
+      { gemini: 'fast' },
+      { gemini: { toolConfig: { functionCallingConfig: { streamFunctionCallArguments: true } } } },
+    ]
+    for (const providerOptions of bad) {
+      const { error } = await failure(adapter().stream('x', { model: 'm', history: [], providerOptions }))
+      expect(error).toMatchObject({ kind: 'invalid_request', retryable: false })
+    }
+    expect(server.requests).toHaveLength(0)
   })
 
   it('refuses options that would make it retry or that contradict each other', () => {

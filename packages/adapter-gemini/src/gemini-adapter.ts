@@ -160,10 +160,17 @@ export class GeminiAdapter implements AgentAdapter {
         secrets: this.#secrets,
       })
     }
+    // Bad input fails here, before any request and before anything needs cleaning up.
     const conversation = convertToGeminiContents(prompt, {
       history: options.history,
       systemPrompt: options.systemPrompt,
     })
+    const config: GenerateContentConfig = { ...geminiProviderOptions(options.providerOptions) }
+    if (conversation.systemInstruction) config.systemInstruction = conversation.systemInstruction
+    if (options.tools !== undefined && options.tools.length > 0) config.tools = toGeminiTools(options.tools)
+    if (options.maxOutputTokens !== undefined) config.maxOutputTokens = options.maxOutputTokens
+    if (options.temperature !== undefined) config.temperature = options.temperature
+
     const controller = new AbortController()
     let stopCause: GeminiStopCause | undefined
     const watchdog = new IdleWatchdog(this.#idleTimeoutMs, () => {
@@ -174,20 +181,12 @@ export class GeminiAdapter implements AgentAdapter {
       stopCause ??= { type: 'aborted', reason: signal?.reason }
       controller.abort(signal?.reason)
     }
-    signal?.addEventListener('abort', onAbort, { once: true })
     const seen: WatchedResponse = { headers: undefined, tail: '' }
-    const requestHttpOptions: HttpOptions = { fetch: createWatchedFetch(this.#baseFetch, watchdog, seen) }
-    if (!this.#ownClient) requestHttpOptions.retryOptions = { attempts: 1 }
-
-    const config: GenerateContentConfig = {
-      ...geminiProviderOptions(options.providerOptions),
-      abortSignal: controller.signal,
-      httpOptions: requestHttpOptions,
-    }
-    if (conversation.systemInstruction) config.systemInstruction = conversation.systemInstruction
-    if (options.tools !== undefined && options.tools.length > 0) config.tools = toGeminiTools(options.tools)
-    if (options.maxOutputTokens !== undefined) config.maxOutputTokens = options.maxOutputTokens
-    if (options.temperature !== undefined) config.temperature = options.temperature
+    config.abortSignal = controller.signal
+    config.httpOptions = { fetch: createWatchedFetch(this.#baseFetch, watchdog, seen) }
+    // A client passed in may have retries configured; a single attempt keeps retrying the kernel's job.
+    if (!this.#ownClient) config.httpOptions.retryOptions = { attempts: 1 }
+    signal?.addEventListener('abort', onAbort, { once: true })
 
     try {
       watchdog.start()
@@ -260,6 +259,12 @@ function geminiProviderOptions(providerOptions: Record<string, unknown> | undefi
     tools: _tools,
     ...rest
   } = value as GenerateContentConfig
+  if (rest.toolConfig?.functionCallingConfig?.streamFunctionCallArguments === true) {
+    throw new AdapterError(
+      'providerOptions.gemini.toolConfig.functionCallingConfig.streamFunctionCallArguments is not supported by GeminiAdapter: leave it off and function calls arrive whole.',
+      { kind: 'invalid_request', provider: GEMINI_PROVIDER, retryable: false },
+    )
+  }
   return rest
 }
 
