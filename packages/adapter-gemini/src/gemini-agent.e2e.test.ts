@@ -175,4 +175,68 @@ describe('createAgent + GeminiAdapter + SqlitePersister', () => {
       await reopened.close()
     }
   })
+
+  it('retries a connection cut before any output, and keeps a reply cut mid-stream as incomplete without retrying it', async () => {
+    const before = server.requests.length
+    server.enqueue(
+      { sse: fixture('text-max-tokens.sse'), resetAfterFrame: 0 },
+      { sse: fixture('text-max-tokens.sse') },
+      { sse: fixture('truncated.sse') },
+    )
+    const filename = join(folder, 'retry.db')
+    const agent = createAgent(
+      {
+        model: 'gemini-2.5-flash',
+        durability: 'sync',
+        retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 5 },
+      },
+      {
+        adapter: new GeminiAdapter({ apiKey: 'e2e-key', baseURL: server.baseUrl }),
+        persister: new SqlitePersister({ filename }),
+      },
+    )
+    await agent.initialize()
+    const session = await agent.createSession({})
+    const events: SessionEvent[] = []
+    session.subscribe((event) => events.push(event))
+    const result = await session.send('Why is the sky blue?')
+    const retries = events.filter((event) => event.type === 'retry')
+    expect(retries).toHaveLength(1)
+    expect(retries[0]?.type === 'retry' && retries[0].error).toMatchObject({
+      kind: 'network',
+      provider: 'gemini',
+    })
+    expect(result.stopReason).toBe('max_tokens')
+
+    // Output was already shown: a retry would duplicate it, so the cut reply fails the send.
+    await expect(session.send('And at sunset?')).rejects.toMatchObject({ kind: 'network', retryable: true })
+    expect(session.state).toBe('error')
+    await agent.close()
+    expect(server.requests.length - before).toBe(3)
+
+    const reopened = new SqlitePersister({ filename })
+    try {
+      const stored = await reopened.getMessages(session.id)
+      expect(stored.map((message) => [message.seq, message.type, message.incomplete ?? false])).toEqual([
+        [0, 'user', false],
+        [1, 'agent', false],
+        [2, 'user', false],
+        [3, 'agent', true],
+      ])
+      expect(stored[1]?.content).toEqual([{ type: 'text', text: result.text }])
+      expect(stored[1]?.usage).toEqual({
+        inputTokens: 7,
+        outputTokens: 198,
+        reasoningTokens: 45,
+        totalTokens: 205,
+      })
+      expect(stored[2]?.content).toBe('And at sunset?')
+      expect(stored[3]).toMatchObject({
+        content: [{ type: 'text', text: 'The answer is' }],
+        stopReason: 'error',
+      })
+    } finally {
+      await reopened.close()
+    }
+  })
 })
