@@ -27,8 +27,9 @@ import { runMigrations } from './migrations/run-migrations.js'
 import { openPostgresPool } from './open-postgres-pool.js'
 import type { Database } from './postgres-schema.js'
 import { PostgresStatements } from './postgres-statements.js'
-import { fromSessionRow, type SessionRow, toSessionRow } from './session-row.js'
+import { fromSessionRow, toSessionRow } from './session-row.js'
 import { keyText } from './text-fields.js'
+import { canRunBeside, planWriteStep, type Settle, type WriteJob, type WriteStep } from './write-step.js'
 
 /** Options of {@link PostgresPersister}. Give exactly one of `connectionString` and `pool`. */
 export interface PostgresPersisterOptions {
@@ -72,16 +73,15 @@ export interface PostgresPersisterOptions {
   retry?: RetryOptions
   /** Most `saveMessage` calls written in one statement. Default is `1000`. */
   maxBatchSize?: number
+  /**
+   * Most write statements in flight at once, each on its own connection. Batches run beside each
+   * other only when they touch different rows, so every call keeps the outcome it has in call
+   * order. Default is `2`.
+   */
+  writeConcurrency?: number
   /** Receives a warning for each retried statement. Default is none. */
   logger?: Logger
 }
-
-type Settle = { resolve: (value: undefined) => void; reject: (error: AgentError) => void }
-
-type WriteJob =
-  | ({ kind: 'message'; row: MessageRow; key: string } & Settle)
-  | ({ kind: 'session'; row: SessionRow } & Settle)
-  | ({ kind: 'task'; action: string; run: (statements: PostgresStatements) => Promise<void> } & Settle)
 
 type Outcome = { job: WriteJob; error?: AgentError }
 
@@ -121,11 +121,19 @@ export class PostgresPersister implements AgentPersister {
   readonly #maxBatchSize: number
   readonly #logger: Logger | undefined
   #migrated: Promise<void> | undefined
+  readonly #writeConcurrency: number
   #queue: WriteJob[] = []
   #draining: Promise<void> | undefined
-  /** Settles once every write issued so far has settled. */
-  #writesSettled: Promise<void> = Promise.resolve()
+  /** The steps being written, oldest first. */
+  readonly #running: WriteStep[] = []
+  /** The `index` the next write call gets. */
+  #nextIndex = 0
+  /** Reads waiting for the writes issued before them: they run once no write below `before` is pending. */
+  #waitingReads: Array<{ before: number; start: () => void }> = []
   readonly #reads = new Set<Promise<unknown>>()
+  /** Resumes the drain loop while it waits for a step to finish or a write to arrive. */
+  #wakeDrain: (() => void) | undefined
+  #wakeScheduled = false
   #closing: Promise<void> | undefined
 
   constructor(options: PostgresPersisterOptions) {
@@ -163,6 +171,7 @@ export class PostgresPersister implements AgentPersister {
     }
     this.schema = schema
     this.#maxBatchSize = integerOption(options.maxBatchSize, 'maxBatchSize', 1000, 1)
+    this.#writeConcurrency = integerOption(options.writeConcurrency, 'writeConcurrency', 2, 1)
     this.#retry = retryOptions(options.retry)
     this.#logger = options.logger
     const handle = openPostgresPool({
@@ -237,7 +246,13 @@ export class PostgresPersister implements AgentPersister {
   saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
     return this.#write('save a message', (settle) => {
       const row = toMessageRow(validateMessage(sessionId, message))
-      return { kind: 'message', row, key: `${row.session_id}\u0000${row.id}`, ...settle }
+      return {
+        kind: 'message',
+        row,
+        key: `${row.session_id}\u0000${row.id}`,
+        seqKey: `${row.session_id}\u0000${row.seq}`,
+        ...settle,
+      }
     })
   }
 
@@ -306,7 +321,7 @@ export class PostgresPersister implements AgentPersister {
       try {
         this.#assertOpen()
         const run = prepare()
-        const after = this.#writesSettled
+        const after = this.#writesBefore(this.#nextIndex)
         const read = (async () => {
           await after
           await this.#ready()
@@ -325,77 +340,116 @@ export class PostgresPersister implements AgentPersister {
   }
 
   /** Queues a write built (validated and copied) now by `build`. */
-  #write(action: string, build: (settle: Settle) => WriteJob): Promise<void> {
-    const promise = new Promise<void>((resolve, reject) => {
+  #write(action: string, build: (settle: Settle & { index: number }) => WriteJob): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       try {
         this.#assertOpen()
-        this.#queue.push(build({ resolve: () => resolve(), reject }))
+        this.#queue.push(build({ resolve: () => resolve(), reject, index: this.#nextIndex }))
+        this.#nextIndex++
         // setImmediate (not a microtask): calls made anywhere in this turn of the event loop, across
         // any number of promise chains, join the same batch.
-        this.#draining ??= new Promise<void>((done) => setImmediate(done)).then(() => this.#drain())
+        if (this.#draining === undefined) {
+          this.#draining = new Promise<void>((done) => setImmediate(done)).then(() => this.#drain())
+        } else if (!this.#wakeScheduled) {
+          // The drain may be waiting for a running step although this write could start beside it.
+          this.#wakeScheduled = true
+          setImmediate(() => {
+            this.#wakeScheduled = false
+            this.#wake()
+          })
+        }
       } catch (error) {
         reject(mapPostgresError(error, action, this.server))
       }
     })
-    this.#writesSettled = promise.then(
-      () => undefined,
-      () => undefined,
-    )
-    return promise
   }
 
+  #wake(): void {
+    const wake = this.#wakeDrain
+    this.#wakeDrain = undefined
+    wake?.()
+  }
+
+  /** Resolves once every write call numbered below `index` has settled. */
+  #writesBefore(index: number): Promise<void> {
+    if (this.#lowestPendingWrite() >= index) return Promise.resolve()
+    return new Promise((start) => this.#waitingReads.push({ before: index, start }))
+  }
+
+  #lowestPendingWrite(): number {
+    return Math.min(
+      this.#running[0]?.jobs[0]?.index ?? Number.POSITIVE_INFINITY,
+      this.#queue[0]?.index ?? Number.POSITIVE_INFINITY,
+    )
+  }
+
+  #wakeReads(): void {
+    if (this.#waitingReads.length === 0) return
+    const lowest = this.#lowestPendingWrite()
+    const waiting = this.#waitingReads
+    this.#waitingReads = []
+    for (const read of waiting) {
+      if (lowest >= read.before) read.start()
+      else this.#waitingReads.push(read)
+    }
+  }
+
+  /**
+   * Writes the queue, step by step: a step starts when fewer than `writeConcurrency` steps are
+   * running and it can run beside each of them (see {@link canRunBeside}); otherwise it waits.
+   */
   async #drain(): Promise<void> {
     try {
-      while (this.#queue.length > 0) {
-        try {
-          await this.#ready()
-        } catch (error) {
-          const failure = mapPostgresError(error, 'prepare the schema', this.server)
-          for (const job of this.#queue.splice(0)) job.reject(failure)
-          continue
+      while (this.#queue.length > 0 || this.#running.length > 0) {
+        if (this.#queue.length > 0 && this.#running.length < this.#writeConcurrency) {
+          try {
+            await this.#ready()
+          } catch (error) {
+            const failure = mapPostgresError(error, 'prepare the schema', this.server)
+            for (const job of this.#queue.splice(0)) job.reject(failure)
+            this.#wakeReads()
+            continue
+          }
+          const step = planWriteStep(this.#queue, this.#maxBatchSize)
+          if (this.#running.every((running) => canRunBeside(running, step))) {
+            this.#queue.splice(0, step.jobs.length)
+            this.#running.push(step)
+            void this.#runStep(step).then(
+              (outcomes) => this.#finishStep(step, outcomes),
+              (error: unknown) => {
+                const failure = mapPostgresError(error, 'save', this.server)
+                this.#finishStep(
+                  step,
+                  step.jobs.map((job) => ({ job, error: failure })),
+                )
+              },
+            )
+            continue
+          }
         }
-        const step = this.#takeStep()
-        // Jobs settle together once the whole step is done, so a read issued after any of them
-        // also sees the others.
-        const outcomes = await this.#runStep(step)
-        for (const { job, error } of outcomes) {
-          if (error === undefined) job.resolve(undefined)
-          else job.reject(error)
-        }
+        await new Promise<void>((resolve) => {
+          this.#wakeDrain = resolve
+        })
       }
     } finally {
       this.#draining = undefined
     }
   }
 
-  /**
-   * Takes the next step off the queue: one task, or the longest run of message and session
-   * upserts that can be written as one message statement followed by one session statement
-   * without changing the outcome of any call — no key twice, and no message after a session
-   * upsert of its own session (that message might depend on the session being created).
-   */
-  #takeStep(): WriteJob[] {
-    const head = this.#queue[0]!
-    if (head.kind === 'task') return this.#queue.splice(0, 1)
-    const messageKeys = new Set<string>()
-    const sessionIds = new Set<string>()
-    let end = 0
-    for (; end < this.#queue.length && end < this.#maxBatchSize; end++) {
-      const job = this.#queue[end]!
-      if (job.kind === 'task') break
-      if (job.kind === 'message') {
-        if (messageKeys.has(job.key) || sessionIds.has(job.row.session_id)) break
-        messageKeys.add(job.key)
-      } else {
-        if (sessionIds.has(job.row.id)) break
-        sessionIds.add(job.row.id)
-      }
+  #finishStep(step: WriteStep, outcomes: Outcome[]): void {
+    this.#running.splice(this.#running.indexOf(step), 1)
+    // Jobs settle together once the whole step is done, so a read issued after any of them also
+    // sees the others.
+    for (const { job, error } of outcomes) {
+      if (error === undefined) job.resolve(undefined)
+      else job.reject(error)
     }
-    return this.#queue.splice(0, end)
+    this.#wakeReads()
+    this.#wake()
   }
 
-  async #runStep(step: WriteJob[]): Promise<Outcome[]> {
-    const head = step[0]!
+  async #runStep(step: WriteStep): Promise<Outcome[]> {
+    const head = step.jobs[0]!
     if (head.kind === 'task') {
       try {
         await this.#withRetry(head.action, () => head.run(this.#statements))
@@ -404,8 +458,8 @@ export class PostgresPersister implements AgentPersister {
         return [{ job: head, error: mapPostgresError(error, head.action, this.server) }]
       }
     }
-    const messages = step.filter((job) => job.kind === 'message')
-    const sessions = step.filter((job) => job.kind === 'session')
+    const messages = step.jobs.filter((job) => job.kind === 'message')
+    const sessions = step.jobs.filter((job) => job.kind === 'session')
     const outcomes: Outcome[] = []
     if (messages.length > 0) {
       outcomes.push(

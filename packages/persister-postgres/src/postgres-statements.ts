@@ -133,9 +133,13 @@ function upsertStatement<Row>(
   )
   const conflict = sql.join(keys.map((key) => sql.id(key)))
   return (rows) => {
-    const arrays = columns.map(
-      ([name, type]) => sql`${sql.val(rows.map((row) => row[name]))}::${sql.raw(type)}[]`,
-    )
+    const arrays = columns.map(([name, type]) => {
+      const values = rows.map((row) => row[name])
+      // unnest pads shorter arrays with NULL: a column that is NULL in every row is sent as an
+      // empty array instead of a thousand NULLs to print and parse.
+      const bound = values.every((value) => value === null) ? [] : values
+      return sql`${sql.val(bound)}::${sql.raw(type)}[]`
+    })
     return sql`insert into ${table} (${names}) select * from unnest(${sql.join(arrays)})
 on conflict (${conflict}) do update set ${updates}`
   }
