@@ -1,4 +1,5 @@
 import type { AdapterMessage, ContentBlock, StopReason, TokenUsage } from '@agentx/core'
+import { keepRawStopReason } from './keep-raw-stop-reason.js'
 import { mapOpenAIStreamError } from './map-openai-error.js'
 import type { OpenAIErrorBody } from './map-openai-error.js'
 import { mapOpenAIUsage } from './map-openai-usage.js'
@@ -108,7 +109,9 @@ export async function* mapOpenAIChatStream(
     })
   }
   if (usage) yield { type: 'usage', usage }
-  yield { type: 'message', content: blocks, stopReason: stopReasonOf(finishReason, calls.length > 0) }
+  const stopReason = stopReasonOf(finishReason, calls.length > 0)
+  if (stopReason === 'other' && finishReason !== undefined) keepRawStopReason(blocks, finishReason)
+  yield { type: 'message', content: blocks, stopReason }
 }
 
 function stopReasonOf(finishReason: string | undefined, hasToolCalls: boolean): StopReason {

@@ -1,4 +1,5 @@
 import type { AdapterMessage, ContentBlock, StopReason, TokenUsage } from '@agentx/core'
+import { keepRawStopReason } from './keep-raw-stop-reason.js'
 import { mapOpenAIStreamError } from './map-openai-error.js'
 import type { OpenAIErrorBody } from './map-openai-error.js'
 import { mapOpenAIUsage } from './map-openai-usage.js'
@@ -212,7 +213,9 @@ export async function* mapOpenAIResponsesStream(
   if (usage) yield { type: 'usage', usage }
   if (responseId !== undefined && options.emitSession !== false)
     yield { type: 'session', sessionId: responseId }
-  yield { type: 'message', content, stopReason: stopReasonOf(terminal, ordered) }
+  const stopReason = stopReasonOf(terminal, ordered)
+  if (stopReason === 'other') keepRawStopReason(content, rawStopReasonOf(terminal))
+  yield { type: 'message', content, stopReason }
 
   function* completeItem(
     item: OutputItem,
@@ -293,6 +296,11 @@ function stopReasonOf(response: Record<string, unknown>, items: OutputItem[]): S
   if (items.some((item) => item.type === 'function_call')) return 'tool_use'
   if (items.some((item) => item.refusal)) return 'content_filter'
   return 'end_turn'
+}
+
+function rawStopReasonOf(response: Record<string, unknown>): string {
+  const reason = (response.incomplete_details as { reason?: unknown } | null | undefined)?.reason
+  return typeof reason === 'string' ? reason : String(response.status)
 }
 
 function messageText(raw: Record<string, unknown>): string {

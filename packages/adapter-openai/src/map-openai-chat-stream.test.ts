@@ -1,0 +1,225 @@
+import type { AnyMessage } from '@agentx/core'
+import { type FakeProvider, openAIChatDialect, startFakeProvider } from '@agentx/contract-tests'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { fixture, type RawLoopbackServer, sse, startRawLoopbackServer } from '../test/raw-loopback-server.js'
+import { deltas, messageOf, run } from '../test/stream-helpers.js'
+import { OpenAIAdapter } from './openai-adapter.js'
+
+let raw: RawLoopbackServer
+let fake: FakeProvider
+
+beforeAll(async () => {
+  raw = await startRawLoopbackServer()
+  fake = await startFakeProvider({ dialect: openAIChatDialect })
+})
+afterAll(async () => {
+  await raw.close()
+  await fake.close()
+})
+afterEach(() => {
+  raw.requests.length = 0
+  fake.reset()
+})
+
+const options = { model: 'local-model', history: [] as AnyMessage[] }
+
+function message(seq: number, type: AnyMessage['type'], content: AnyMessage['content']): AnyMessage {
+  return { id: `m${seq}`, sessionId: 's', seq, type, content, timestamp: '2026-01-01T00:00:00.000Z' }
+}
+
+function chatAdapter(baseURL: string): OpenAIAdapter {
+  return new OpenAIAdapter({ api: 'chat', apiKey: 'sk-test', baseURL })
+}
+
+describe('OpenAIAdapter, Chat Completions stream', () => {
+  it('maps a recorded text stream with usage in the trailing choices: [] chunk', async () => {
+    raw.enqueue(sse(fixture('chat-text.sse.txt')))
+    const { events, failed } = await run(chatAdapter(raw.baseURL).stream('Hi', options))
+    expect(failed).toBe(false)
+    expect(deltas(events)).toBe('**.')
+    expect(events.find((event) => event.type === 'usage')).toEqual({
+      type: 'usage',
+      usage: { inputTokens: 16, outputTokens: 300, cacheReadTokens: 0, reasoningTokens: 0, totalTokens: 316 },
+    })
+    expect(messageOf(events)).toEqual({
+      type: 'message',
+      content: [{ type: 'text', text: '**.' }],
+      stopReason: 'end_turn',
+    })
+    expect(raw.requests[0]?.url).toBe('/v1/chat/completions')
+    expect(raw.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } })
+  })
+
+  it('assembles the recorded tool-call fragments by index', async () => {
+    raw.enqueue(sse(fixture('chat-tool-deltas.sse.txt')))
+    const { events } = await run(chatAdapter(raw.baseURL).stream('Hi', options))
+    expect(events.filter((event) => event.type === 'tool-call')).toEqual([
+      {
+        type: 'tool-call',
+        id: 'call_O17Uplv4lJvD6DVdIvFFeRMw',
+        name: 'test-tool',
+        input: { value: 'Sparkle Day' },
+      },
+    ])
+    expect(messageOf(events).stopReason).toBe('tool_use')
+    expect(events.find((event) => event.type === 'usage')).toEqual({
+      type: 'usage',
+      usage: { inputTokens: 53, outputTokens: 17, totalTokens: 70 },
+    })
+  })
+
+  it('starts a new call when a server reuses index 0 with a new id', async () => {
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    raw.enqueue(
+      sse(
+        chunk({
+          role: 'assistant',
+          tool_calls: [
+            { index: 0, id: 'a', type: 'function', function: { name: 'one', arguments: '{"x":1}' } },
+          ],
+        }) +
+          chunk({
+            tool_calls: [
+              { index: 0, id: 'b', type: 'function', function: { name: 'two', arguments: '{"y":2}' } },
+            ],
+          }) +
+          chunk({}, 'tool_calls') +
+          'data: [DONE]\n\n',
+      ),
+    )
+    const { events } = await run(chatAdapter(raw.baseURL).stream('Hi', options))
+    expect(events.filter((event) => event.type === 'tool-call')).toEqual([
+      { type: 'tool-call', id: 'a', name: 'one', input: { x: 1 } },
+      { type: 'tool-call', id: 'b', name: 'two', input: { y: 2 } },
+    ])
+  })
+
+  it('streams reasoning_content of compatible servers as thinking, before the text', async () => {
+    fake.enqueue({
+      response: {
+        blocks: [
+          { type: 'thinking', text: 'Hmm, 2+2.' },
+          { type: 'text', text: '4' },
+        ],
+        stopReason: 'end_turn',
+        deltaSize: 3,
+      },
+    })
+    const { events } = await run(chatAdapter(fake.baseURL).stream('2+2?', options))
+    expect(deltas(events, 'thinking-delta')).toBe('Hmm, 2+2.')
+    expect(messageOf(events).content).toEqual([
+      { type: 'thinking', text: 'Hmm, 2+2.' },
+      { type: 'text', text: '4' },
+    ])
+    expect(events.some((event) => event.type === 'usage')).toBe(false)
+  })
+
+  it.each([
+    ['length', 'max_tokens'],
+    ['content_filter', 'content_filter'],
+    ['tool_calls', 'tool_use'],
+    ['stop', 'end_turn'],
+    ['something_new', 'other'],
+  ])('maps finish_reason %s to %s', async (finish, expected) => {
+    fake.enqueue({
+      response: { blocks: [{ type: 'text', text: 'x' }], stopReason: 'other', rawStopReason: finish },
+    })
+    const { events } = await run(chatAdapter(fake.baseURL).stream('Hi', options))
+    expect(messageOf(events).stopReason).toBe(expected)
+  })
+
+  it('converts system prompt, images, tool calls and results into chat messages', async () => {
+    fake.enqueue({ response: { blocks: [{ type: 'text', text: 'ok' }], stopReason: 'end_turn' } })
+    const history = [
+      message(0, 'user', [
+        { type: 'text', text: 'Describe' },
+        { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+      ]),
+      message(1, 'agent', [
+        { type: 'thinking', text: 'not sent' },
+        { type: 'tool_use', id: 'call_1', name: 'zoom', input: { level: 3 } },
+        { type: 'tool_use', id: 'call_orphan', name: 'zoom', input: { level: 9 } },
+      ]),
+      message(2, 'tool', [
+        {
+          type: 'tool_result',
+          toolUseId: 'call_1',
+          content: [
+            { type: 'text', text: 'zoomed' },
+            { type: 'image', mediaType: 'image/png', url: 'https://example.com/z.png' },
+          ],
+          isError: false,
+        },
+      ]),
+    ]
+    await run(
+      chatAdapter(fake.baseURL).stream('And now?', {
+        ...options,
+        history,
+        systemPrompt: 'Be exact.',
+        maxOutputTokens: 64,
+        tools: [{ name: 'zoom', description: 'Zooms in', inputSchema: { type: 'object' } }],
+      }),
+    )
+    const body = JSON.parse(fake.requests[0]!.received.body)
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'Be exact.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Describe' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'zoom', arguments: '{"level":3}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'zoomed' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Images returned by tool call call_1:' },
+          { type: 'image_url', image_url: { url: 'https://example.com/z.png' } },
+        ],
+      },
+      { role: 'user', content: 'And now?' },
+    ])
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'zoom', description: 'Zooms in', parameters: { type: 'object' } },
+      },
+    ])
+    // Not api.openai.com: compatible servers know max_tokens.
+    expect(body.max_tokens).toBe(64)
+    expect(body).not.toHaveProperty('max_completion_tokens')
+    expect(fake.requests[0]!.decoded.systemPrompt).toBe('Be exact.')
+  })
+
+  it('treats a stream without data: [DONE] as a retryable network error, never a success', async () => {
+    fake.enqueue({
+      response: { blocks: [{ type: 'text', text: 'partial answer' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { truncateAfterFrame: 4 },
+    })
+    const { events, error } = await run(chatAdapter(fake.baseURL).stream('Hi', options))
+    expect(deltas(events)).toBe('partia')
+    expect(events.some((event) => event.type === 'message')).toBe(false)
+    expect(error).toMatchObject({ kind: 'network', retryable: true })
+  })
+
+  it('throws a mid-stream error chunk after the deltas before it', async () => {
+    fake.enqueue({
+      response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { errorFrameAfter: 3 },
+      streamError: { kind: 'server' },
+    })
+    const { events, error } = await run(chatAdapter(fake.baseURL).stream('Hi', options))
+    expect(deltas(events)).toBe('abcd')
+    expect(error).toMatchObject({ kind: 'server', retryable: true, provider: 'openai' })
+  })
+})

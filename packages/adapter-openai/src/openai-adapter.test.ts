@@ -1,0 +1,343 @@
+import { type AnyMessage, ConfigurationError, isAdapterError } from '@agentx/core'
+import {
+  type FakeProvider,
+  openAIChatDialect,
+  openAIResponsesDialect,
+  startFakeProvider,
+} from '@agentx/contract-tests'
+import OpenAI from 'openai'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { fixture, type RawLoopbackServer, startRawLoopbackServer } from '../test/raw-loopback-server.js'
+import { deltas, run } from '../test/stream-helpers.js'
+import { createOpenAIAdapter } from './create-openai-adapter.js'
+import { OpenAIAdapter } from './openai-adapter.js'
+
+const KEY = 'sk-proj-SECRET0123456789abcdef'
+const options = { model: 'gpt-test', history: [] as AnyMessage[] }
+
+let responses: FakeProvider
+let chat: FakeProvider
+let raw: RawLoopbackServer
+
+beforeAll(async () => {
+  responses = await startFakeProvider({ dialect: openAIResponsesDialect })
+  chat = await startFakeProvider({ dialect: openAIChatDialect })
+  raw = await startRawLoopbackServer()
+})
+afterAll(async () => {
+  await Promise.all([responses.close(), chat.close(), raw.close()])
+})
+afterEach(() => {
+  responses.reset()
+  chat.reset()
+  raw.requests.length = 0
+})
+
+describe('OpenAIAdapter construction', () => {
+  it('is named openai, defaults to the Responses API and performs no I/O', () => {
+    const adapter = createOpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL })
+    expect(adapter.getName()).toBe('openai')
+    expect(adapter.api).toBe('responses')
+    expect(responses.requests).toHaveLength(0)
+  })
+
+  it('rejects bad options with a ConfigurationError that names the fix', () => {
+    expect(() => new OpenAIAdapter({ apiKey: KEY, api: 'completions' as never })).toThrow(ConfigurationError)
+    expect(() => new OpenAIAdapter({ apiKey: KEY, idleTimeoutMs: 0 })).toThrow(/idleTimeoutMs/)
+    expect(() => new OpenAIAdapter({ apiKey: KEY, baseURL: 'not a url' })).toThrow(/baseURL/)
+  })
+
+  it('requires a key for OpenAI itself but not for a custom baseURL', async () => {
+    const saved = process.env.OPENAI_API_KEY
+    const savedBase = process.env.OPENAI_BASE_URL
+    delete process.env.OPENAI_API_KEY
+    delete process.env.OPENAI_BASE_URL
+    try {
+      expect(() => new OpenAIAdapter()).toThrow(/OPENAI_API_KEY/)
+      const local = new OpenAIAdapter({ api: 'chat', baseURL: chat.baseURL, model: 'llama3.2' })
+      chat.enqueue({ response: { blocks: [{ type: 'text', text: 'hi' }], stopReason: 'end_turn' } })
+      const { events } = await run(local.stream('Hi', { model: '', history: [] }))
+      expect(deltas(events)).toBe('hi')
+      expect(chat.requests[0]!.received.headers.authorization).toBeUndefined()
+      expect(JSON.parse(chat.requests[0]!.received.body).model).toBe('llama3.2')
+    } finally {
+      if (saved !== undefined) process.env.OPENAI_API_KEY = saved
+      if (savedBase !== undefined) process.env.OPENAI_BASE_URL = savedBase
+    }
+  })
+
+  it('reads the key from OPENAI_API_KEY', async () => {
+    const saved = process.env.OPENAI_API_KEY
+    process.env.OPENAI_API_KEY = 'sk-from-env'
+    try {
+      responses.enqueue({ response: { blocks: [{ type: 'text', text: 'hi' }], stopReason: 'end_turn' } })
+      await run(new OpenAIAdapter({ baseURL: responses.baseURL }).stream('Hi', options))
+      expect(responses.requests[0]!.decoded.apiKey).toBe('sk-from-env')
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY
+      else process.env.OPENAI_API_KEY = saved
+    }
+  })
+
+  it('uses a given client but still never lets the SDK retry', async () => {
+    const client = new OpenAI({ apiKey: KEY, baseURL: responses.baseURL, maxRetries: 5 })
+    responses.enqueue({ httpError: { kind: 'server' } }, { httpError: { kind: 'server' } })
+    const { error } = await run(new OpenAIAdapter({ client }).stream('Hi', options))
+    expect(error).toMatchObject({ kind: 'server', status: 500, retryable: true })
+    expect(responses.requests).toHaveLength(1)
+  })
+
+  it('fails a request without any model with kind invalid_request and sends nothing', async () => {
+    const { error } = await run(
+      new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL }).stream('Hi', { model: '', history: [] }),
+    )
+    expect(error).toMatchObject({ kind: 'invalid_request', retryable: false })
+    expect(responses.requests).toHaveLength(0)
+  })
+})
+
+describe('OpenAIAdapter errors', () => {
+  const adapter = (): OpenAIAdapter => new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL })
+
+  it.each([
+    [{ kind: 'authentication' as const }, { kind: 'authentication', status: 401, retryable: false }],
+    [{ kind: 'permission' as const }, { kind: 'permission', status: 403, retryable: false }],
+    [{ kind: 'not_found' as const }, { kind: 'not_found', status: 404, retryable: false }],
+    [{ kind: 'invalid_request' as const }, { kind: 'invalid_request', status: 400, retryable: false }],
+    [{ kind: 'context_length' as const }, { kind: 'context_length', status: 400, retryable: false }],
+    [{ kind: 'server' as const }, { kind: 'server', status: 500, retryable: true }],
+    [
+      { kind: 'server' as const, status: 502 },
+      { kind: 'server', status: 502, retryable: true },
+    ],
+    [{ kind: 'overloaded' as const }, { kind: 'overloaded', status: 503, retryable: true }],
+    [
+      { kind: 'server' as const, status: 409 },
+      { kind: 'server', status: 409, retryable: true },
+    ],
+    [
+      { kind: 'server' as const, status: 408 },
+      { kind: 'timeout', status: 408, retryable: true },
+    ],
+  ])('maps HTTP %o to %o, with one request only', async (httpError, expected) => {
+    responses.enqueue({ httpError })
+    const { error, events } = await run(adapter().stream('Hi', options))
+    expect(events).toEqual([])
+    expect(isAdapterError(error)).toBe(true)
+    expect(error).toMatchObject({ ...expected, provider: 'openai' })
+    expect(responses.requests).toHaveLength(1)
+  })
+
+  it('maps the chat context-length message of a compatible server to context_length', async () => {
+    chat.enqueue({
+      httpError: { kind: 'invalid_request', message: "This model's maximum context length is 8192 tokens." },
+    })
+    const { error } = await run(
+      new OpenAIAdapter({ api: 'chat', apiKey: KEY, baseURL: chat.baseURL }).stream('Hi', options),
+    )
+    expect(error).toMatchObject({ kind: 'context_length', status: 400 })
+  })
+
+  it('reads retry-after-ms, retry-after seconds and HTTP dates on a 429', async () => {
+    raw.enqueue(
+      { status: 429, headers: { 'retry-after-ms': '1500' }, body: fixture('rate-limit-429.json') },
+      { status: 429, headers: { 'retry-after': '7' }, body: fixture('rate-limit-429.json') },
+      {
+        status: 429,
+        headers: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() },
+        body: fixture('rate-limit-429.json'),
+      },
+    )
+    const rawAdapter = new OpenAIAdapter({ apiKey: KEY, baseURL: raw.baseURL })
+    const first = (await run(rawAdapter.stream('Hi', options))).error
+    const second = (await run(rawAdapter.stream('Hi', options))).error
+    const third = (await run(rawAdapter.stream('Hi', options))).error as { retryAfterMs: number }
+    expect(first).toMatchObject({ kind: 'rate_limit', status: 429, retryable: true, retryAfterMs: 1500 })
+    expect(second).toMatchObject({ kind: 'rate_limit', retryAfterMs: 7000 })
+    expect(third.retryAfterMs).toBeGreaterThan(20_000)
+    expect(third.retryAfterMs).toBeLessThanOrEqual(30_000)
+    expect(raw.requests).toHaveLength(3)
+  })
+
+  it('marks a 429 insufficient_quota as not retryable', async () => {
+    raw.enqueue({
+      status: 429,
+      body: JSON.stringify({
+        error: {
+          message: 'You exceeded your current quota.',
+          type: 'insufficient_quota',
+          param: null,
+          code: 'insufficient_quota',
+        },
+      }),
+    })
+    const { error } = await run(
+      new OpenAIAdapter({ apiKey: KEY, baseURL: raw.baseURL }).stream('Hi', options),
+    )
+    expect(error).toMatchObject({ kind: 'rate_limit', retryable: false })
+  })
+
+  it('never puts the API key in the message, cause, stack or JSON of an error', async () => {
+    raw.enqueue({
+      status: 401,
+      body: JSON.stringify({
+        error: {
+          message: `Incorrect API key provided: ${KEY}.`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      }),
+    })
+    const { error } = await run(
+      new OpenAIAdapter({ apiKey: KEY, baseURL: raw.baseURL }).stream('Hi', options),
+    )
+    expect(error).toMatchObject({ kind: 'authentication' })
+    const all = [
+      String(error),
+      (error as Error).stack,
+      JSON.stringify(error),
+      String((error as Error).cause),
+      JSON.stringify((error as Error).cause),
+      ((error as Error).cause as Error | undefined)?.stack,
+    ].join('\n')
+    expect(all).not.toContain(KEY)
+    expect((error as Error).message).toContain('[redacted]')
+  })
+
+  it('reports a refused connection as a retryable network error', async () => {
+    const closed = await startRawLoopbackServer()
+    const baseURL = closed.baseURL
+    await closed.close()
+    const { error } = await run(new OpenAIAdapter({ apiKey: KEY, baseURL }).stream('Hi', options))
+    expect(error).toMatchObject({ kind: 'network', retryable: true })
+  })
+
+  it('reports a reset mid-stream as a retryable network error after the deltas', async () => {
+    responses.enqueue({
+      response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { truncateAfterFrame: 6, truncateMode: 'reset' },
+    })
+    const { events, error } = await run(adapter().stream('Hi', options))
+    expect(deltas(events)).toBe('abcd')
+    expect(error).toMatchObject({ kind: 'network', retryable: true })
+  })
+
+  it('reports a stream that ends before response.completed as a retryable network error', async () => {
+    responses.enqueue({
+      response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { truncateAfterFrame: 9 },
+    })
+    const { events, error } = await run(adapter().stream('Hi', options))
+    expect(deltas(events)).toBe('abcdefgh')
+    expect(events.some((event) => event.type === 'message')).toBe(false)
+    expect(error).toMatchObject({ kind: 'network', retryable: true })
+  })
+
+  it('reports a malformed frame as a typed protocol error with an excerpt', async () => {
+    responses.enqueue({
+      response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { malformedFrame: 5 },
+    })
+    const { error } = await run(adapter().stream('Hi', options))
+    expect(error).toMatchObject({ name: 'AdapterError', kind: 'unknown', retryable: false })
+    expect(String((error as Error).cause)).toContain('response.output_text.delta')
+  })
+
+  it('throws an in-stream error event with its kind after the earlier deltas', async () => {
+    responses.enqueue({
+      response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { errorFrameAfter: 6 },
+      streamError: { kind: 'rate_limit' },
+    })
+    const { events, error } = await run(adapter().stream('Hi', options))
+    expect(deltas(events)).toBe('abcd')
+    expect(error).toMatchObject({ kind: 'rate_limit', retryable: true })
+  })
+
+  it('maps response.failed to an error of its code', async () => {
+    raw.enqueue({
+      headers: { 'content-type': 'text/event-stream' },
+      body:
+        'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_f","status":"in_progress","output":[]}}\n\n' +
+        'event: response.failed\ndata: {"type":"response.failed","sequence_number":1,"response":{"id":"resp_f","status":"failed","error":{"code":"server_error","message":"The model failed."},"output":[]}}\n\n',
+    })
+    const { error } = await run(
+      new OpenAIAdapter({ apiKey: KEY, baseURL: raw.baseURL }).stream('Hi', options),
+    )
+    expect(error).toMatchObject({ kind: 'server', retryable: true })
+  })
+
+  it('fails clearly when a server answers JSON instead of a stream', async () => {
+    raw.enqueue({ body: '{"id":"chatcmpl-1","choices":[]}' })
+    const { error } = await run(
+      new OpenAIAdapter({ api: 'chat', apiKey: KEY, baseURL: raw.baseURL }).stream('Hi', options),
+    )
+    expect(error).toMatchObject({ kind: 'unknown', retryable: false })
+    expect((error as Error).message).toMatch(/without a stream/)
+  })
+})
+
+describe('OpenAIAdapter abort and timeouts', () => {
+  const adapter = (idleTimeoutMs = 60_000): OpenAIAdapter =>
+    new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL, idleTimeoutMs })
+
+  it('sends nothing for an already-aborted signal', async () => {
+    const controller = new AbortController()
+    controller.abort()
+    const { error } = await run(adapter().stream('Hi', { ...options, signal: controller.signal }))
+    expect(error).toMatchObject({ kind: 'aborted', retryable: false })
+    expect(responses.requests).toHaveLength(0)
+  })
+
+  it('aborts mid-stream: kind aborted, nothing after, the connection closed', async () => {
+    responses.enqueue({
+      response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { pauseBeforeFrame: 7, pauseMs: Number.POSITIVE_INFINITY },
+    })
+    const controller = new AbortController()
+    const seen: string[] = []
+    let caught: unknown
+    try {
+      for await (const event of adapter().stream('Hi', { ...options, signal: controller.signal })) {
+        seen.push(event.type)
+        if (event.type === 'text-delta') controller.abort()
+      }
+    } catch (error) {
+      caught = error
+    }
+    expect(caught).toMatchObject({ kind: 'aborted' })
+    expect(seen).toEqual(['text-delta'])
+    await responses.waitForDisconnect()
+    expect(responses.requests[0]!.disconnected).toBe(true)
+  })
+
+  it('closes the connection when the consumer breaks early', async () => {
+    responses.enqueue({
+      response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { pauseBeforeFrame: 7, pauseMs: Number.POSITIVE_INFINITY },
+    })
+    for await (const event of adapter().stream('Hi', options)) if (event.type === 'text-delta') break
+    await responses.waitForDisconnect()
+    expect(responses.disconnects).toBe(1)
+  })
+
+  it('fails a stalled stream with kind timeout after idleTimeoutMs and releases the connection', async () => {
+    responses.enqueue({
+      response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
+      delivery: { pauseBeforeFrame: 6, pauseMs: Number.POSITIVE_INFINITY },
+    })
+    const { events, error } = await run(adapter(150).stream('Hi', options))
+    expect(deltas(events)).toBe('abcd')
+    expect(error).toMatchObject({ kind: 'timeout', retryable: true })
+    await responses.waitForDisconnect()
+  })
+
+  it('keeps the connection until the server finishes a complete response', async () => {
+    responses.enqueue({ response: { blocks: [{ type: 'text', text: 'done' }], stopReason: 'end_turn' } })
+    const { failed } = await run(adapter().stream('Hi', options))
+    expect(failed).toBe(false)
+    expect(responses.requests[0]!.finished).toBe(true)
+    expect(responses.disconnects).toBe(0)
+  })
+})
