@@ -635,6 +635,28 @@ describe('GeminiAdapter abort and timeouts', () => {
     expect(error.kind).toBe('timeout')
   })
 
+  it('maps the SDK request deadline (httpOptions.timeout) to kind timeout', async () => {
+    server.enqueue({ stall: true })
+    const { error } = await failure(
+      adapter({ httpOptions: { timeout: 150 }, idleTimeoutMs: 30_000 }).stream('x', {
+        model: 'm',
+        history: [],
+      }),
+    )
+    expect(error).toMatchObject({ kind: 'timeout', retryable: true })
+  })
+
+  it('goes through a custom fetch given in httpOptions', async () => {
+    const seen: string[] = []
+    const customFetch: typeof fetch = (input, init) => {
+      seen.push(String(input))
+      return fetch(input, init)
+    }
+    server.enqueue({ sse: fixture('text-max-tokens.sse') })
+    await collect(adapter({ httpOptions: { fetch: customFetch } }).stream('x', { model: 'm', history: [] }))
+    expect(seen).toEqual([`${server.baseUrl}/v1/models/m:streamGenerateContent?alt=sse`])
+  })
+
   it('keeps two concurrent streams on one adapter apart', async () => {
     server.enqueue({ sse: fixture('thinking.sse') }, { sse: fixture('parallel-tool-calls.sse') })
     const shared = adapter()

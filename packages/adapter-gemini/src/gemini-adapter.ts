@@ -80,7 +80,8 @@ export class GeminiAdapter implements AgentAdapter {
   readonly #model: string
   readonly #idleTimeoutMs: number
   readonly #secrets: readonly string[]
-  readonly #baseFetch: typeof fetch
+  /** The `fetch` the requests go through; `undefined`: the global one, looked up per request. */
+  readonly #baseFetch: typeof fetch | undefined
 
   constructor(options: GeminiAdapterOptions = {}) {
     const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
@@ -112,7 +113,7 @@ export class GeminiAdapter implements AgentAdapter {
       }
       this.#client = options.client
       this.#ownClient = false
-      this.#baseFetch = fetch
+      this.#baseFetch = undefined
       const key = (
         options.client as unknown as { apiClient?: { getApiKey?: () => unknown } }
       ).apiClient?.getApiKey?.()
@@ -137,7 +138,7 @@ export class GeminiAdapter implements AgentAdapter {
     }
     const httpOptions: HttpOptions = { ...options.httpOptions }
     if (baseUrl !== undefined) httpOptions.baseUrl = baseUrl
-    this.#baseFetch = options.httpOptions?.fetch ?? fetch
+    this.#baseFetch = options.httpOptions?.fetch
     this.#client = new GoogleGenAI({ apiKey, httpOptions })
     this.#ownClient = true
     this.#secrets = [apiKey]
@@ -183,7 +184,7 @@ export class GeminiAdapter implements AgentAdapter {
     }
     const seen: WatchedResponse = { headers: undefined, tail: '' }
     config.abortSignal = controller.signal
-    config.httpOptions = { fetch: createWatchedFetch(this.#baseFetch, watchdog, seen) }
+    config.httpOptions = { fetch: createWatchedFetch(this.#baseFetch ?? globalThis.fetch, watchdog, seen) }
     // A client passed in may have retries configured; a single attempt keeps retrying the kernel's job.
     if (!this.#ownClient) config.httpOptions.retryOptions = { attempts: 1 }
     signal?.addEventListener('abort', onAbort, { once: true })
@@ -191,7 +192,7 @@ export class GeminiAdapter implements AgentAdapter {
     try {
       watchdog.start()
       const chunks = await this.#client.models.generateContentStream({
-        model: options.model === '' ? this.#model : options.model,
+        model: options.model || this.#model,
         contents: conversation.contents,
         config,
       })
