@@ -42,6 +42,13 @@ describe('checkRequestOrigin', () => {
   it('only adds the loopback aliases when the server listens on loopback', () => {
     expect([...allowedHostsFor('192.168.1.20', 80)]).toEqual(['192.168.1.20:80'])
     expect([...allowedHostsFor('::1', 8080)]).toEqual(['[::1]:8080', '127.0.0.1:8080', 'localhost:8080'])
+    const wildcard = allowedHostsFor('0.0.0.0', 4173, () => ['192.168.1.20', 'fe80::1', 'my-box'])
+    expect(
+      checkRequestOrigin({ host: '192.168.1.20:4173', origin: 'http://192.168.1.20:4173' }, wildcard),
+    ).toBeUndefined()
+    expect(checkRequestOrigin({ host: '[fe80::1]:4173' }, wildcard)).toBeUndefined()
+    expect(checkRequestOrigin({ host: 'my-box:4173' }, wildcard)).toBeUndefined()
+    expect(checkRequestOrigin({ host: 'attacker.example:4173' }, wildcard)).toBe('foreign Host header')
     expect(isLoopback('127.0.0.1')).toBe(true)
     expect(isLoopback('127.1.2.3')).toBe(true)
     expect(isLoopback('0.0.0.0')).toBe(false)

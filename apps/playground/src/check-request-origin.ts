@@ -1,18 +1,41 @@
+import { hostname, networkInterfaces } from 'node:os'
 import type { IncomingHttpHeaders } from 'node:http'
 
 /** Host names that always mean this machine. */
 const LOOPBACK_NAMES: readonly string[] = ['127.0.0.1', 'localhost', '[::1]']
 
 /**
- * The `Host` values the server answers to: its own `host:port` plus the loopback names with its
- * port when it listens on loopback. Anything else (a DNS-rebinding attack uses another name) is
+ * The `Host` values the server answers to: its own `host:port`, plus the loopback names when it
+ * listens on loopback, plus every address of this machine (and its host name) when it listens on
+ * all interfaces (`0.0.0.0`, `::`). Anything else — a DNS-rebinding attack uses another name — is
  * foreign.
+ *
+ * @param interfaceAddresses - This machine's addresses. Default is read from `os.networkInterfaces()`.
  */
-export function allowedHostsFor(host: string, port: number): Set<string> {
-  const name = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
-  const allowed = new Set([`${name}:${port}`.toLowerCase()])
+export function allowedHostsFor(
+  host: string,
+  port: number,
+  interfaceAddresses: () => string[] = localAddresses,
+): Set<string> {
+  const allowed = new Set([`${bracket(host)}:${port}`.toLowerCase()])
   if (isLoopback(host)) for (const loopback of LOOPBACK_NAMES) allowed.add(`${loopback}:${port}`)
+  if (host === '0.0.0.0' || host === '::' || host === '[::]') {
+    for (const name of [...LOOPBACK_NAMES, ...interfaceAddresses()])
+      allowed.add(`${bracket(name)}:${port}`.toLowerCase())
+  }
   return allowed
+}
+
+function bracket(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}
+
+function localAddresses(): string[] {
+  const addresses = Object.values(networkInterfaces())
+    .flat()
+    .map((entry) => entry?.address)
+    .filter((address): address is string => typeof address === 'string')
+  return [...addresses, hostname()]
 }
 
 /** Whether a bind address is loopback only. */

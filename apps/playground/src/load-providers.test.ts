@@ -60,7 +60,7 @@ describe('loadProviders', () => {
       label: 'OpenAI-compatible (127.0.0.1:11434)',
       models: ['llama3.2', 'qwen3'],
     })
-    expect(calls).toEqual([{ apiKey: 'not-needed', baseURL: 'http://127.0.0.1:11434/v1', api: 'chat' }])
+    expect(calls).toEqual([{ baseURL: 'http://127.0.0.1:11434/v1', api: 'chat' }])
   })
 
   it('lists a provider whose package fails to load as unavailable, without the key in the reason', async () => {

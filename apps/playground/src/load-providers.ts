@@ -105,8 +105,12 @@ export async function loadProviders(
       specifier: '@agentx/adapter-openai',
       factory: 'createOpenAIAdapter',
       models: listFrom(env.OPENAI_MODELS, ['default']),
-      // Local servers usually ignore the key, but the SDK insists on one.
-      options: { apiKey: openaiKey ?? 'not-needed', baseURL: openaiBaseUrl, api: 'chat' },
+      // Without a key the adapter sends no Authorization header, which local servers expect.
+      options: {
+        ...(openaiKey === undefined ? {} : { apiKey: openaiKey }),
+        baseURL: openaiBaseUrl,
+        api: 'chat',
+      },
     })
   }
   const geminiKey = nonEmpty(env.GEMINI_API_KEY) ?? nonEmpty(env.GOOGLE_API_KEY)

@@ -185,15 +185,19 @@ export class PlaygroundHub {
     return session.stream(content)
   }
 
-  /** Aborts the running reply of a session. Returns whether the session exists. */
-  async abort(id: string): Promise<boolean> {
+  /**
+   * Aborts the running reply of a session: `aborted` when one was running, `idle` when the session
+   * exists but had nothing to abort, `missing` when there is no such session.
+   */
+  async abort(id: string): Promise<'aborted' | 'idle' | 'missing'> {
     await this.initialize()
     const live = this.#live.get(id)
     if (live !== undefined && live.state !== 'deleted') {
+      const running = live.state === 'active'
       live.abort()
-      return true
+      return running ? 'aborted' : 'idle'
     }
-    return (await this.#stored(id)) !== undefined
+    return (await this.#stored(id)) === undefined ? 'missing' : 'idle'
   }
 
   /** Aborts running replies (keeping their partial text) and flushes every write. Does not close the persister. */

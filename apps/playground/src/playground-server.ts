@@ -194,7 +194,12 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
         return streamReply(request, response, id)
       case '/abort':
         if (method !== 'POST') return notAllowed(response, 'POST')
-        return (await options.hub.abort(id)) ? sendJson(response, 202, { aborted: true }) : notFound()
+        {
+          const outcome = await options.hub.abort(id)
+          return outcome === 'missing'
+            ? notFound()
+            : sendJson(response, 202, { aborted: outcome === 'aborted' })
+        }
       default: {
         if (method === 'GET') {
           const detail = await options.hub.getSession(id)
@@ -214,9 +219,10 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://playground.invalid')
     const isApi = url.pathname === '/api' || url.pathname.startsWith('/api/')
-    // The Host check guards everything (DNS rebinding); the Origin check matters for the API.
+    // The Host check guards everything (DNS rebinding); the Origin and Sec-Fetch-Site checks guard
+    // the API (a link from another site may still open the page itself).
     const refused = checkRequestOrigin(
-      isApi ? request.headers : { ...request.headers, origin: undefined },
+      isApi ? request.headers : { ...request.headers, origin: undefined, 'sec-fetch-site': undefined },
       allowedHosts,
     )
     if (refused !== undefined) {

@@ -417,6 +417,20 @@ describe('playground API', () => {
         headers: { host: `localhost:${playground.port}` },
       })
       expect(own.status).toBe(200)
+      // A link from another site may open the page, but not call the API.
+      const host = `127.0.0.1:${playground.port}`
+      expect(
+        (await rawRequest(playground.port, { path: '/', headers: { host, 'sec-fetch-site': 'cross-site' } }))
+          .status,
+      ).toBe(200)
+      expect(
+        (
+          await rawRequest(playground.port, {
+            path: '/api/sessions',
+            headers: { host, 'sec-fetch-site': 'cross-site' },
+          })
+        ).status,
+      ).toBe(403)
     })
 
     it('refuses cross-origin API requests, and they write nothing', async () => {
@@ -474,6 +488,52 @@ describe('playground API', () => {
     const more = await sendMessage(second.url, id, 'hello again')
     expect(more.events.some((event) => event.event === 'done')).toBe(true)
     expect((await second.persister.getMessages(id)).map((message) => message.seq)).toEqual([0, 1, 2, 3])
+  })
+
+  it('marks a session whose process died mid-reply as interrupted on start, and it takes the next message', async () => {
+    const filename = join(workspace, 'crashed.db')
+    const setup = createSqlitePersister({ filename })
+    const now = new Date().toISOString()
+    await setup.saveSession({
+      id: 'crashed',
+      summary: 'tell me a long story',
+      createdAt: now,
+      lastActivity: now,
+      state: 'active',
+      model: 'agentx-demo-1',
+      appName: 'agentx-playground',
+      metadata: { provider: 'demo' },
+      tokenUsage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    })
+    await setup.saveMessage('crashed', {
+      id: 'u0',
+      sessionId: 'crashed',
+      seq: 0,
+      type: 'user',
+      content: 'tell me a long story',
+      timestamp: now,
+    })
+    await setup.close()
+    const playground = await start({ persister: createSqlitePersister({ filename }) })
+    const list = await api(playground.url, 'GET', '/api/sessions')
+    expect(list.body.sessions).toMatchObject([{ id: 'crashed', state: 'interrupted' }])
+    const reply = await sendMessage(playground.url, 'crashed', 'hello')
+    expect(reply.events.find((event) => event.event === 'state')?.data).toMatchObject({
+      state: 'active',
+      previous: 'interrupted',
+    })
+    expect((await playground.persister.getMessages('crashed')).map((message) => message.seq)).toEqual([
+      0, 1, 2,
+    ])
+  })
+
+  it('answers an abort without a running reply with aborted: false and changes nothing', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    await sendMessage(playground.url, id, 'hello')
+    const answer = await api(playground.url, 'POST', `/api/sessions/${id}/abort`)
+    expect(answer).toEqual({ status: 202, body: { aborted: false } })
+    expect((await playground.persister.getSession(id))?.state).toBe('idle')
   })
 
   it('keeps sessions of a provider that is no longer configured readable, and refuses to send to them', async () => {
