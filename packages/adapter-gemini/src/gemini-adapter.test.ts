@@ -685,6 +685,9 @@ describe('GeminiAdapter construction', () => {
       expect(() => new GeminiAdapter()).toThrow(/GEMINI_API_KEY/)
       process.env.GEMINI_API_KEY = 'from-env'
       expect(new GeminiAdapter().getName()).toBe('gemini')
+      delete process.env.GEMINI_API_KEY
+      process.env.GOOGLE_API_KEY = 'from-google-env'
+      expect(new GeminiAdapter().getName()).toBe('gemini')
     } finally {
       if (saved.gemini === undefined) delete process.env.GEMINI_API_KEY
       else process.env.GEMINI_API_KEY = saved.gemini
@@ -706,14 +709,14 @@ describe('GeminiAdapter construction', () => {
     }
   })
 
-  it('prefers GOOGLE_API_KEY over GEMINI_API_KEY, as @google/genai does', async () => {
+  it('prefers GEMINI_API_KEY over GOOGLE_API_KEY when both are set', async () => {
     const saved = { gemini: process.env.GEMINI_API_KEY, google: process.env.GOOGLE_API_KEY }
     process.env.GEMINI_API_KEY = 'gemini-env-key'
     process.env.GOOGLE_API_KEY = 'google-env-key'
     try {
       server.enqueue({ sse: fixture('truncated.sse') })
       await failure(new GeminiAdapter({ baseURL: server.baseUrl }).stream('x', { model: 'm', history: [] }))
-      expect(server.requests[0]?.headers['x-goog-api-key']).toBe('google-env-key')
+      expect(server.requests[0]?.headers['x-goog-api-key']).toBe('gemini-env-key')
     } finally {
       for (const [name, value] of [
         ['GEMINI_API_KEY', saved.gemini],

@@ -23,8 +23,8 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 60_000
 /** Options of {@link GeminiAdapter}. */
 export interface GeminiAdapterOptions {
   /**
-   * The Gemini API key. Default is the `GOOGLE_API_KEY` environment variable, then `GEMINI_API_KEY`
-   * (the precedence of `@google/genai`). Never logged, never part of an error.
+   * The Gemini API key. Default is the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`.
+   * Never logged, never part of an error.
    */
   apiKey?: string
   /** The model used when a request names none (`AdapterStreamOptions.model` is empty). Default is `'gemini-2.5-flash'`. */
@@ -122,7 +122,7 @@ export class GeminiAdapter implements AgentAdapter {
     }
 
     const apiKey =
-      options.apiKey ?? nonEmpty(process.env.GOOGLE_API_KEY) ?? nonEmpty(process.env.GEMINI_API_KEY)
+      options.apiKey ?? nonEmpty(process.env.GEMINI_API_KEY) ?? nonEmpty(process.env.GOOGLE_API_KEY)
     if (apiKey === undefined || typeof apiKey !== 'string' || apiKey === '') {
       throw new ConfigurationError(
         'GeminiAdapter: no API key. Set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass { apiKey } to the GeminiAdapter.',
