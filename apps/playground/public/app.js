@@ -8,6 +8,7 @@ const ui = {
   providerSelect: $('provider-select'),
   modelInput: $('model-input'),
   modelOptions: $('model-options'),
+  systemPrompt: $('system-prompt'),
   providerNote: $('provider-note'),
   newSession: $('new-session'),
   sessionList: $('session-list'),
@@ -670,9 +671,11 @@ async function stopStreaming() {
 async function createSession() {
   ui.newSession.disabled = true
   try {
+    const systemPrompt = ui.systemPrompt.value.trim()
     const { session } = await api('POST', '/api/sessions', {
       provider: ui.providerSelect.value,
       model: ui.modelInput.value.trim(),
+      ...(systemPrompt === '' ? {} : { systemPrompt }),
     })
     upsertSession(session)
     await selectSession(session.id)

@@ -102,7 +102,11 @@ describe('playground in a real browser', () => {
   })
 
   it('creates a session and shows the reply streaming in token by token', async () => {
+    await page.locator('.options summary').click()
+    await page.getByTestId('system-prompt').fill('Answer like a pirate.')
     const id = await newSession()
+    expect((await playground.persister.getSession(id))?.systemPrompt).toBe('Answer like a pirate.')
+    await page.getByTestId('system-prompt').fill('')
     await send('hello')
     // While the reply streams: some text is visible, the Stop button replaces Send, the badge says active.
     const streamingText = page.locator('.message.agent.streaming [data-testid="agent-text"]')
