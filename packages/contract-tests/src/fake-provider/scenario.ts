@@ -76,6 +76,14 @@ export interface ScenarioDelivery {
   pauseMs?: number
   pauseBeforeFrame?: number
   /**
+   * While pausing, send an SSE comment line (`: heartbeat`) this often, so the client's idle
+   * timer never fires and only the client itself can end the response (A-ABT-003/004). Default is
+   * silence.
+   */
+  heartbeatMs?: number
+  /** With `pauseBeforeFrame: 0`: hold back the response headers too, until the pause ends (A-ABT-005). */
+  holdHeaders?: boolean
+  /**
    * End the response cleanly after this many frames, without the protocol's terminal frame
    * (A-ERR-005). With `truncateMode: 'reset'` the socket is destroyed instead.
    */

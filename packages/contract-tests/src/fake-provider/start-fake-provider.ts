@@ -273,12 +273,22 @@ async function streamResponse(
       if (size < bytes.length) await new Promise<void>((resolve) => setImmediate(resolve))
     }
   }
+  const holdHeaders = delivery.holdHeaders === true && delivery.pauseBeforeFrame === 0
+  if (holdHeaders && delivery.pauseMs !== undefined && delivery.pauseMs > 0) {
+    await pause(delivery.pauseMs, gone, undefined, async () => {})
+    if (isGone) return
+  }
   response.writeHead(200, dialect.streamHeaders())
   response.flushHeaders()
   for (let index = 0; index < frames.length; index += 1) {
     if (isGone) return
-    if (delivery.pauseBeforeFrame === index && delivery.pauseMs !== undefined && delivery.pauseMs > 0) {
-      await pause(delivery.pauseMs, gone)
+    if (
+      !holdHeaders &&
+      delivery.pauseBeforeFrame === index &&
+      delivery.pauseMs !== undefined &&
+      delivery.pauseMs > 0
+    ) {
+      await pause(delivery.pauseMs, gone, delivery.heartbeatMs, () => write(': heartbeat\n\n'))
       if (isGone) return
     }
     if (delivery.errorFrameAfter === index) {
@@ -303,13 +313,22 @@ async function streamResponse(
   if (!isGone) response.end()
 }
 
-/** Waits `ms` (forever for `Infinity`) or until the client goes away. */
-async function pause(ms: number, gone: Promise<void>): Promise<void> {
-  if (!Number.isFinite(ms)) {
-    await gone
-    return
-  }
+/** Waits `ms` (forever for `Infinity`) or until the client goes away, sending heartbeats if asked. */
+async function pause(
+  ms: number,
+  gone: Promise<void>,
+  heartbeatMs: number | undefined,
+  heartbeat: () => Promise<void>,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined
-  await Promise.race([gone, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))])
+  let beat: NodeJS.Timeout | undefined
+  if (heartbeatMs !== undefined && heartbeatMs > 0) {
+    beat = setInterval(() => void heartbeat(), heartbeatMs)
+  }
+  const over = Number.isFinite(ms)
+    ? new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))
+    : new Promise<void>(() => {})
+  await Promise.race([gone, over])
   clearTimeout(timer)
+  clearInterval(beat)
 }

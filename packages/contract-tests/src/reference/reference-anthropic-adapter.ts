@@ -61,6 +61,8 @@ export interface ReferenceAdapterDefects {
   readonly ignoresTrailingUsage?: boolean
   /** Stop reasons it does not know throw. */
   readonly rejectsUnknownStop?: boolean
+  /** Links the abort signal only once the response headers arrived. */
+  readonly abortsOnlyBody?: boolean
 }
 
 /** Options of {@link ReferenceAnthropicAdapter}. */
@@ -148,7 +150,7 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
     if (signal?.aborted && !defects.sendsWhenAborted) throw this.#aborted(signal.reason)
     const controller = new AbortController()
     const onAbort = (): void => controller.abort()
-    signal?.addEventListener('abort', onAbort, { once: true })
+    if (!defects.abortsOnlyBody) signal?.addEventListener('abort', onAbort, { once: true })
     const idleTimeoutMs = this.#options.idleTimeoutMs ?? 60_000
     let timedOut = false
     let idleTimer: NodeJS.Timeout | undefined
@@ -198,6 +200,7 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
       } catch (error) {
         throw failure(error)
       }
+      if (defects.abortsOnlyBody) signal?.addEventListener('abort', onAbort, { once: true })
       if (signal?.aborted) throw this.#aborted(signal.reason)
       if (!response.ok) {
         const text = await response.text().catch(() => '')
@@ -210,6 +213,7 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
         )
       }
       if (!response.body) throw failure(new Error('the response has no body'))
+      const body = defects.leavesConnectionOpen ? detached(response.body) : response.body
       const state: StreamState = defects.sharesStreamState ? this.#shared : { blocks: new Map(), order: [] }
       if (defects.sharesStreamState) {
         state.blocks.clear()
@@ -221,8 +225,8 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
       const frames = defects.buffersBody
         ? bufferedEvents(response, arm)
         : defects.naiveSse
-          ? naiveEvents(response.body, arm)
-          : parseServerSentEvents(response.body, arm)
+          ? naiveEvents(body, arm)
+          : parseServerSentEvents(body, arm)
       try {
         for await (const frame of frames) {
           // Frames already read may still be queued in the parser: yield nothing after an abort.
@@ -285,6 +289,7 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
           }
         }
       } catch (error) {
+        if (error instanceof SyntaxError && (defects.rawFrameErrors || defects.throwsSyntaxError)) throw error
         throw failure(error)
       }
       if (!stopped && !defects.fabricatesFinish) {
@@ -423,6 +428,21 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
     }
     return body
   }
+}
+
+/** A view of `body` whose cancel() leaves the source open (the `leavesConnectionOpen` defect). */
+function detached(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const chunk = await reader.read()
+      if (chunk.done) controller.close()
+      else controller.enqueue(chunk.value)
+    },
+    cancel() {
+      // the defect: nothing releases the source
+    },
+  })
 }
 
 /** Reads the whole body, then parses it (the `buffersBody` defect). */

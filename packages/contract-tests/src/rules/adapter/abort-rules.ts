@@ -17,9 +17,20 @@ import {
 
 const group = 'Abort and resources'
 
-/** A response that stalls (forever) after a few text deltas: the stream is certainly mid-response. */
-function stallingScenario(): ReturnType<typeof textScenario> {
-  return textScenario(LONG_TEXT, { deltaSize: 2 }, { pauseBeforeFrame: 7, pauseMs: Number.POSITIVE_INFINITY })
+/**
+ * A response that stalls (forever) after a few text deltas, with heartbeat comments so the
+ * adapter's idle timeout never fires: only the adapter itself can end it.
+ */
+function stallingScenario(context: AdapterRuleContext): ReturnType<typeof textScenario> {
+  return textScenario(
+    LONG_TEXT,
+    { deltaSize: 2 },
+    {
+      pauseBeforeFrame: 7,
+      pauseMs: Number.POSITIVE_INFINITY,
+      heartbeatMs: Math.max(50, Math.floor(context.idleTimeoutMs / 4)),
+    },
+  )
 }
 
 /** Opens a stream on a stalling response and reads until the first text-delta. */
@@ -28,7 +39,7 @@ async function openMidStream(
   check: RuleCheck,
   signal?: AbortSignal,
 ): Promise<{ iterator: AsyncIterator<AdapterMessage>; seen: AdapterMessage[] }> {
-  context.harness.enqueue(stallingScenario())
+  context.harness.enqueue(stallingScenario(context))
   const iterator = context.adapter
     .stream('Hello', streamOptions(context, signal ? { signal } : {}))
     [Symbol.asyncIterator]()
@@ -144,11 +155,12 @@ export const abortRules: AdapterRule[] = [
       const controller = new AbortController()
       const { iterator } = await openMidStream(context, check, controller.signal)
       controller.abort()
-      await within(
-        Promise.resolve(iterator.next()).catch(() => undefined),
-        watchdogMs(context),
-      )
+      // Keep consuming (as a for-await loop would) without waiting for it: the connection must close.
+      const draining = (async () => {
+        for (;;) if ((await iterator.next()).done) return
+      })().catch(() => undefined)
       await expectDisconnect(context, check, 'after abort()')
+      await within(draining, watchdogMs(context))
     },
   }),
   defineAdapterRule({
@@ -178,7 +190,11 @@ export const abortRules: AdapterRule[] = [
     hint: 'Give the signal to the request itself, not only to the body reading loop.',
     async check(context, check) {
       context.harness.enqueue(
-        textScenario('late', {}, { pauseBeforeFrame: 0, pauseMs: Number.POSITIVE_INFINITY }),
+        textScenario(
+          'late',
+          {},
+          { pauseBeforeFrame: 0, pauseMs: Number.POSITIVE_INFINITY, holdHeaders: true },
+        ),
       )
       const controller = new AbortController()
       const running = runStream(context, check, 'Hello', { signal: controller.signal })
