@@ -196,7 +196,7 @@ export class GeminiAdapter implements AgentAdapter {
         contents: conversation.contents,
         config,
       })
-      for await (const message of mapGeminiStream(chunks)) {
+      for await (const message of mapGeminiStream(touching(chunks, watchdog))) {
         if (stopCause !== undefined) break
         watchdog.pause()
         yield message
@@ -267,6 +267,17 @@ function geminiProviderOptions(providerOptions: Record<string, unknown> | undefi
     )
   }
   return rest
+}
+
+/**
+ * Restarts the watchdog on every chunk too: a byte-level safety net in case an SDK version does not
+ * route requests through `httpOptions.fetch`.
+ */
+async function* touching<T>(chunks: AsyncIterable<T>, watchdog: IdleWatchdog): AsyncGenerator<T> {
+  for await (const chunk of chunks) {
+    watchdog.touch()
+    yield chunk
+  }
 }
 
 /** The first `data:` frame in `tail` that is not valid JSON (cut to 200 characters), else the last bytes. */
