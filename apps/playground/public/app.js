@@ -40,6 +40,8 @@ const state = {
   providers: [],
   /** @type {Array<any>} */
   sessions: [],
+  /** Whether older sessions are left to load. */
+  hasMore: false,
   /** @type {string | undefined} */
   currentId: undefined,
   /** The session whose reply is streaming, and the fetch behind it. */
@@ -192,14 +194,41 @@ function onProviderChange() {
 
 // --- session list ---------------------------------------------------------------------------
 
+const PAGE_SIZE = 50
+
+/** Reloads the list, keeping as many rows as are shown (at least one page). */
 async function loadSessions() {
-  const { sessions } = await api('GET', '/api/sessions')
+  const limit = Math.max(PAGE_SIZE, Math.ceil(state.sessions.length / PAGE_SIZE) * PAGE_SIZE)
+  const { sessions } = await api('GET', `/api/sessions?limit=${limit}`)
   state.sessions = sessions
+  state.hasMore = sessions.length === limit
+  renderSessionList()
+}
+
+/** Appends the next page of older sessions. */
+async function loadMoreSessions() {
+  const { sessions } = await api('GET', `/api/sessions?limit=${PAGE_SIZE}&offset=${state.sessions.length}`)
+  const known = new Set(state.sessions.map((session) => session.id))
+  state.sessions.push(...sessions.filter((session) => !known.has(session.id)))
+  state.hasMore = sessions.length === PAGE_SIZE
   renderSessionList()
 }
 
 function renderSessionList() {
-  ui.sessionCount.textContent = String(state.sessions.length)
+  renderSessionItems()
+  if (state.hasMore) {
+    const more = el('button', 'load-more', 'Load older sessions')
+    more.type = 'button'
+    more.dataset.testid = 'load-more'
+    more.addEventListener('click', () => void loadMoreSessions().catch(() => undefined))
+    const item = el('li')
+    item.append(more)
+    ui.sessionList.append(item)
+  }
+}
+
+function renderSessionItems() {
+  ui.sessionCount.textContent = `${state.sessions.length}${state.hasMore ? '+' : ''}`
   if (state.sessions.length === 0) {
     ui.sessionList.replaceChildren(el('li', 'empty-list', 'No sessions yet. Create one above.'))
     return

@@ -234,6 +234,24 @@ describe('playground API', () => {
     expect(row.tokenUsage.totalTokens).toBeGreaterThan(0)
   })
 
+  it('pages through the session list with limit and offset', async () => {
+    const playground = await start()
+    const ids = [
+      await createSession(playground),
+      await createSession(playground),
+      await createSession(playground),
+    ]
+    const first = await api(playground.url, 'GET', '/api/sessions?limit=2')
+    const second = await api(playground.url, 'GET', '/api/sessions?limit=2&offset=2')
+    const listed = [...first.body.sessions, ...second.body.sessions].map(
+      (session: { id: string }) => session.id,
+    )
+    expect(first.body.sessions).toHaveLength(2)
+    expect(listed.sort()).toEqual([...ids].sort())
+    expect((await api(playground.url, 'GET', '/api/sessions?limit=-1')).body.error.code).toBe('VALIDATION')
+    expect((await api(playground.url, 'GET', '/api/sessions?offset=x')).status).toBe(400)
+  })
+
   it('aborts a streaming reply, keeps the partial text as incomplete and accepts the next send', async () => {
     const playground = await start({ demoDelayMs: 5 })
     const id = await createSession(playground)

@@ -230,4 +230,22 @@ describe('playground in a real browser', () => {
     await page.screenshot({ path: join(OUTPUT_DIR, 'playground.png'), fullPage: true })
     expect(existsSync(join(OUTPUT_DIR, 'playground.png'))).toBe(true)
   })
+
+  it('loads older sessions page by page', async () => {
+    const existing = await playground.persister.listSessions({})
+    for (let index = 0; index < 50; index++) {
+      const created = await fetch(`${playground.url}/api/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ provider: 'demo' }),
+      })
+      expect(created.status).toBe(201)
+    }
+    await page.reload()
+    await page.waitForSelector('body[data-ready="true"]')
+    expect(await page.getByTestId('session-item').count()).toBe(50)
+    await page.getByTestId('load-more').click()
+    await expect.poll(() => page.getByTestId('session-item').count()).toBe(50 + existing.length)
+    expect(await page.getByTestId('load-more').count()).toBe(0)
+  })
 })
