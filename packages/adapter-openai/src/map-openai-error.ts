@@ -61,7 +61,11 @@ export function mapOpenAIError(error: unknown, context: OpenAIErrorContext): Ada
     })
   }
   const name = errorName(error)
-  if (name === 'APIUserAbortError' || name === 'AbortError') {
+  if (
+    name === 'APIUserAbortError' ||
+    name === 'AbortError' ||
+    (error as Error | undefined)?.name === 'AbortError'
+  ) {
     return new AdapterError('The OpenAI request was aborted.', {
       kind: 'aborted',
       provider,
@@ -146,7 +150,8 @@ function fromHttpError(error: unknown, status: number, context: OpenAIErrorConte
   const code = typeof body.code === 'string' ? body.code : undefined
   const type = typeof body.type === 'string' ? body.type : undefined
   const providerMessage = typeof body.message === 'string' ? body.message : describe(error)
-  const message = redact(providerMessage, context.secrets)
+  // A proxy's HTML error page can be long; the start says enough.
+  const message = redact(truncate(providerMessage, 600), context.secrets)
   let kind = adapterErrorKindFromStatus(status)
   let retryable: boolean | undefined
   if (code === 'invalid_api_key') kind = 'authentication'
@@ -229,6 +234,10 @@ function isNetworkFailure(error: unknown): boolean {
     current = current.cause
   }
   return false
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text
 }
 
 function describe(error: unknown): string {

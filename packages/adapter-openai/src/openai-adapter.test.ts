@@ -87,6 +87,56 @@ describe('OpenAIAdapter construction', () => {
     expect(responses.requests).toHaveLength(1)
   })
 
+  it('sends max_completion_tokens to OpenAI itself and lets stream_options be switched off', async () => {
+    // A client for api.openai.com whose fetch is redirected to the loopback server.
+    const client = new OpenAI({
+      apiKey: KEY,
+      baseURL: 'https://api.openai.com/v1',
+      fetch: (url, init) => fetch(String(url).replace('https://api.openai.com', chat.origin), init),
+    })
+    chat.enqueue({ response: { blocks: [{ type: 'text', text: 'ok' }], stopReason: 'end_turn' } })
+    await run(
+      new OpenAIAdapter({ api: 'chat', client }).stream('Hi', {
+        ...options,
+        maxOutputTokens: 100,
+        providerOptions: { openai: { stream_options: null, user: 'u-1' } },
+      }),
+    )
+    const body = JSON.parse(chat.requests[0]!.received.body)
+    expect(body.max_completion_tokens).toBe(100)
+    expect(body).not.toHaveProperty('max_tokens')
+    expect(body).not.toHaveProperty('stream_options')
+    expect(body.user).toBe('u-1')
+  })
+
+  it('warns through the logger when a resume falls back to a replay', async () => {
+    const warnings: unknown[] = []
+    const logger = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (message: string, data?: unknown) => warnings.push({ message, data }),
+    }
+    responses.enqueue(
+      { httpError: { kind: 'unknown_resume' } },
+      { response: { blocks: [{ type: 'text', text: 'ok' }], stopReason: 'end_turn' } },
+    )
+    const { failed } = await run(
+      new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL, logger }).stream('Hi', {
+        ...options,
+        resume: 'resp_gone',
+      }),
+    )
+    expect(failed).toBe(false)
+    expect(warnings).toEqual([
+      {
+        message: expect.stringContaining('replaying'),
+        data: { previousResponseId: 'resp_gone', messages: 0 },
+      },
+    ])
+    expect(responses.requests.map((request) => request.decoded.resume)).toEqual(['resp_gone', undefined])
+  })
+
   it('fails a request without any model with kind invalid_request and sends nothing', async () => {
     const { error } = await run(
       new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL }).stream('Hi', { model: '', history: [] }),
