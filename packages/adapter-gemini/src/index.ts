@@ -12,4 +12,6 @@ export {
 export type { GeminiProviderMetadata } from './gemini-provider-metadata.js'
 export type { GeminiStopCause, MapGeminiErrorContext } from './map-gemini-error.js'
 export { GEMINI_PROVIDER, mapGeminiError } from './map-gemini-error.js'
-export { mapGeminiFinishReason, mapGeminiStream, mapGeminiUsage } from './map-gemini-stream.js'
+export { mapGeminiFinishReason } from './map-gemini-finish-reason.js'
+export { mapGeminiStream } from './map-gemini-stream.js'
+export { mapGeminiUsage } from './map-gemini-usage.js'

@@ -293,7 +293,7 @@ function firstLine(text: string): string {
 }
 
 /** Replaces every secret in `text`. */
-export function redact(text: string, secrets: readonly string[]): string {
+function redact(text: string, secrets: readonly string[]): string {
   let result = text
   for (const secret of secrets) if (secret.length > 0) result = result.split(secret).join('[redacted]')
   return result

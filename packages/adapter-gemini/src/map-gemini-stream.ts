@@ -3,80 +3,14 @@ import {
   AdapterError,
   type AdapterMessage,
   type ContentBlock,
-  type StopReason,
   type TextBlock,
   type ThinkingBlock,
-  type TokenUsage,
 } from '@agentx/core'
 import type { GenerateContentResponse, GenerateContentResponseUsageMetadata, Part } from '@google/genai'
 import type { GeminiProviderMetadata } from './gemini-provider-metadata.js'
 import { GEMINI_PROVIDER } from './map-gemini-error.js'
-
-/** Gemini finish reasons that mean a safety or policy filter stopped the response. */
-const CONTENT_FILTER_REASONS: ReadonlySet<string> = new Set([
-  'SAFETY',
-  'RECITATION',
-  'BLOCKLIST',
-  'PROHIBITED_CONTENT',
-  'SPII',
-  'IMAGE_SAFETY',
-  'IMAGE_PROHIBITED_CONTENT',
-  'IMAGE_RECITATION',
-])
-
-/** Finish reasons that mean the model produced an unusable tool call. */
-const ERROR_REASONS: ReadonlySet<string> = new Set([
-  'MALFORMED_FUNCTION_CALL',
-  'UNEXPECTED_TOOL_CALL',
-  'TOO_MANY_TOOL_CALLS',
-  'MALFORMED_RESPONSE',
-])
-
-/**
- * Maps a Gemini `finishReason` onto core's {@link StopReason}: `STOP` → `end_turn` (or `tool_use`
- * when the response called tools), `MAX_TOKENS` → `max_tokens`, `SAFETY`, `RECITATION`,
- * `BLOCKLIST`, `PROHIBITED_CONTENT`, `SPII` and the image filters → `content_filter`, malformed or
- * unexpected tool calls → `error`, anything else → `other` (rule A-FIN-01).
- */
-export function mapGeminiFinishReason(finishReason: string, hasToolCalls: boolean): StopReason {
-  if (finishReason === 'STOP') return hasToolCalls ? 'tool_use' : 'end_turn'
-  if (finishReason === 'MAX_TOKENS') return 'max_tokens'
-  if (CONTENT_FILTER_REASONS.has(finishReason)) return 'content_filter'
-  if (ERROR_REASONS.has(finishReason)) return 'error'
-  return 'other'
-}
-
-/**
- * Converts Gemini `usageMetadata` into a {@link TokenUsage}: input is `promptTokenCount` (plus
- * `toolUsePromptTokenCount`), with `cachedContentTokenCount` as `cacheReadTokens`; output is
- * `candidatesTokenCount + thoughtsTokenCount`, with the thoughts as `reasoningTokens`. Returns
- * `undefined` when Gemini reported no token counts (rule A-USG-02).
- */
-export function mapGeminiUsage(
-  metadata: GenerateContentResponseUsageMetadata | undefined,
-): TokenUsage | undefined {
-  if (metadata === undefined) return undefined
-  const {
-    promptTokenCount,
-    toolUsePromptTokenCount,
-    candidatesTokenCount,
-    thoughtsTokenCount,
-    cachedContentTokenCount,
-  } = metadata
-  if (
-    promptTokenCount === undefined &&
-    candidatesTokenCount === undefined &&
-    thoughtsTokenCount === undefined
-  ) {
-    return undefined
-  }
-  const inputTokens = (promptTokenCount ?? 0) + (toolUsePromptTokenCount ?? 0)
-  const outputTokens = (candidatesTokenCount ?? 0) + (thoughtsTokenCount ?? 0)
-  const usage: TokenUsage = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }
-  if (cachedContentTokenCount !== undefined) usage.cacheReadTokens = cachedContentTokenCount
-  if (thoughtsTokenCount !== undefined) usage.reasoningTokens = thoughtsTokenCount
-  return usage
-}
+import { mapGeminiFinishReason } from './map-gemini-finish-reason.js'
+import { mapGeminiUsage } from './map-gemini-usage.js'
 
 type OpenBlock = { kind: 'text'; block: TextBlock } | { kind: 'thinking'; block: ThinkingBlock }
 
