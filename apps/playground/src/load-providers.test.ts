@@ -40,6 +40,7 @@ describe('loadProviders', () => {
       ['claude', { apiKey: 'ant-key' }],
       ['gemini', { apiKey: 'gem-key' }],
     ])
+    expect(providers[1]?.tools?.map((tool) => tool.name)).toEqual(['get_time', 'calculator'])
   })
 
   it('talks to an OpenAI-compatible server through Chat Completions when OPENAI_BASE_URL is set', async () => {

@@ -21,6 +21,8 @@ interface RemoteProviderSpec {
   factory: string
   models: string[]
   options: Record<string, unknown>
+  /** Whether the agent offers the demo tools (every cloud provider supports tool calls; local servers may not). */
+  tools: boolean
 }
 
 /** The secret values of `env` (API keys), to scrub from anything shown or logged. */
@@ -84,6 +86,7 @@ export async function loadProviders(
       factory: 'createClaudeAdapter',
       models: listFrom(env.ANTHROPIC_MODELS, ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1']),
       options: { apiKey: anthropicKey },
+      tools: true,
     })
   }
   const openaiKey = nonEmpty(env.OPENAI_API_KEY)
@@ -96,6 +99,7 @@ export async function loadProviders(
       factory: 'createOpenAIAdapter',
       models: listFrom(env.OPENAI_MODELS, ['gpt-5-mini', 'gpt-5', 'gpt-4.1']),
       options: { apiKey: openaiKey },
+      tools: true,
     })
   }
   if (openaiBaseUrl !== undefined) {
@@ -111,6 +115,8 @@ export async function loadProviders(
         baseURL: openaiBaseUrl,
         api: 'chat',
       },
+      // Not every local model supports tool calls.
+      tools: false,
     })
   }
   const geminiKey = nonEmpty(env.GEMINI_API_KEY) ?? nonEmpty(env.GOOGLE_API_KEY)
@@ -122,6 +128,7 @@ export async function loadProviders(
       factory: 'createGeminiAdapter',
       models: listFrom(env.GEMINI_MODELS, ['gemini-2.5-flash', 'gemini-2.5-pro']),
       options: { apiKey: geminiKey },
+      tools: true,
     })
   }
   const secrets = secretsOf(env)
@@ -135,6 +142,7 @@ async function loadRemote(
   secrets: readonly string[],
 ): Promise<PlaygroundProvider> {
   const base: PlaygroundProvider = { id: spec.id, label: spec.label, offline: false, models: spec.models }
+  if (spec.tools) base.tools = createDemoTools()
   try {
     const module = (await importModule(spec.specifier)) as Record<string, unknown>
     const factory = module[spec.factory]
