@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { type AnyMessage, ConfigurationError, isAdapterError } from '@agentx/core'
 import {
   type FakeProvider,
@@ -381,6 +383,24 @@ describe('OpenAIAdapter abort and timeouts', () => {
     expect(deltas(events)).toBe('abcd')
     expect(error).toMatchObject({ kind: 'timeout', retryable: true })
     await responses.waitForDisconnect()
+  })
+
+  it('ends the stream soon after the terminal event even if the server keeps the body open', async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' })
+      response.write(fixture('chat-text.sse.txt')) // ends with data: [DONE], but the body stays open
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      const adapter = new OpenAIAdapter({ api: 'chat', apiKey: KEY, baseURL: `http://127.0.0.1:${port}/v1` })
+      const { events, failed } = await run(adapter.stream('Hi', options))
+      expect(failed).toBe(false)
+      expect(events.at(-1)).toMatchObject({ type: 'message', stopReason: 'end_turn' })
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
   })
 
   it('keeps the connection until the server finishes a complete response', async () => {

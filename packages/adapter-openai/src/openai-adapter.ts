@@ -22,6 +22,8 @@ import { StreamWatchdog } from './stream-watchdog.js'
 const PROVIDER = 'openai'
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000
 const OPENAI_HOST = 'api.openai.com'
+/** How long to wait for the end of a body whose terminal event has arrived. */
+const DRAIN_GRACE_MS = 1_000
 /** Body fields the adapter owns; `providerOptions.openai` cannot replace them. */
 const OWNED_FIELDS = new Set(['model', 'input', 'messages', 'stream', 'previous_response_id'])
 
@@ -138,6 +140,7 @@ export class OpenAIAdapter implements AgentAdapter {
         yield message
       }
       if (watchdog.reason !== undefined) throw new Error('stopped')
+      watchdog.shorten(DRAIN_GRACE_MS)
       await source.drain()
     } catch (error) {
       throw mapOpenAIError(error, errorContext())

@@ -11,7 +11,7 @@ export class StreamWatchdog {
   /** Why the request ended early, if it did. */
   reason: 'aborted' | 'timeout' | undefined
   readonly signal: AbortSignal
-  readonly idleTimeoutMs: number
+  idleTimeoutMs: number
   readonly #controller = new AbortController()
   readonly #callerSignal: AbortSignal | undefined
   readonly #onCallerAbort = (): void => this.#stop('aborted')
@@ -41,15 +41,18 @@ export class StreamWatchdog {
     this.#timer = setTimeout(() => this.#stop('timeout'), this.idleTimeoutMs)
   }
 
-  /** Stops the idle timer for good (the response is complete; what follows is only draining). */
-  relax(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer)
-    this.#timer = undefined
+  /**
+   * Shortens the idle timeout to at most `ms` from now on: the response is complete, and the rest
+   * of the body (normally nothing) is not worth waiting long for.
+   */
+  shorten(ms: number): void {
+    this.idleTimeoutMs = Math.min(this.idleTimeoutMs, ms)
+    this.touch()
   }
 
   /** Releases everything: timer, listener, and the connection if it is still open. */
   dispose(): void {
-    this.relax()
+    this.#clearTimer()
     this.#callerSignal?.removeEventListener('abort', this.#onCallerAbort)
     if (!this.#controller.signal.aborted) this.#controller.abort()
   }
@@ -57,7 +60,12 @@ export class StreamWatchdog {
   #stop(reason: 'aborted' | 'timeout'): void {
     if (this.reason !== undefined) return
     this.reason = reason
-    this.relax()
+    this.#clearTimer()
     this.#controller.abort()
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    this.#timer = undefined
   }
 }
