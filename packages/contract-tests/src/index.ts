@@ -19,9 +19,41 @@ export type {
   ScenarioUsage,
 } from './fake-provider/scenario.js'
 
-// --- engine, persister rules, bindings support (owned by the engine/persister side) ---
+// Engine: run rules without a test runner, reports, assertions for custom rules
+export { runContract } from './engine/run-contract.js'
+export type { RunContractOptions } from './engine/run-contract.js'
+export { planContract, ruleName } from './engine/plan-contract.js'
+export type { ContractPlanOptions, PlannedRule, RulePlan } from './engine/plan-contract.js'
+export { DEFAULT_RULE_TIMEOUT_MS, executeRule } from './engine/execute-rule.js'
+export type { ExecutedRule, RuleContextFactory, RuleContextHandle } from './engine/execute-rule.js'
+export { defineRule } from './engine/define-rule.js'
+export type { RuleDefinition } from './engine/define-rule.js'
+export { describeError, RuleCheck } from './engine/rule-check.js'
+export { createContractReport } from './engine/contract-report.js'
+export type { ContractReport, ContractSummary, RuleResult, RuleStatus } from './engine/contract-report.js'
+export {
+  CONTRACT_REPORT_DIR_ENV,
+  CONTRACT_REPORT_ENV,
+  contractReportTarget,
+  writeContractReport,
+} from './engine/write-contract-report.js'
+export { renderContractDocs } from './engine/render-contract-docs.js'
+export type { RuleCatalogue } from './engine/render-contract-docs.js'
+export { contractCatalogues, dialectNames } from './rules/contract-catalogues.js'
 
-// --- fake provider, dialects, adapter rules (owned by the adapter side) ---
+// Persister rules
+export {
+  createPersisterRuleContext,
+  PERSISTER_CAPABILITIES,
+  persisterRules,
+} from './rules/persister/index.js'
+export type {
+  PersisterContractOptions,
+  PersisterRule,
+  PersisterRuleContext,
+} from './rules/persister/index.js'
+
+// Fake provider, wire dialects, adapter rules
 export { startFakeProvider } from './fake-provider/start-fake-provider.js'
 export type { StartFakeProviderOptions } from './fake-provider/start-fake-provider.js'
 export type { FakeProvider, FakeProviderRequest } from './fake-provider/fake-provider.js'

@@ -30,10 +30,14 @@ let exitCode: number | null = null
 
 beforeAll(() => {
   mkdirSync(workDirectory, { recursive: true })
-  const tsc = spawnSync(join(packageRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json', '--outDir', compiled], {
-    cwd: packageRoot,
-    encoding: 'utf8',
-  })
+  const tsc = spawnSync(
+    join(packageRoot, 'node_modules', '.bin', 'tsc'),
+    ['-p', 'tsconfig.build.json', '--outDir', compiled],
+    {
+      cwd: packageRoot,
+      encoding: 'utf8',
+    },
+  )
   if (tsc.status !== 0) throw new Error(`compiling the package failed:\n${tsc.stdout}${tsc.stderr}`)
   writeFileSync(join(workDirectory, 'adapter.contract.test.mjs'), SUITE)
   const run = spawnSync(process.execPath, ['--test', '--test-reporter=tap', 'adapter.contract.test.mjs'], {
@@ -54,7 +58,8 @@ describe('describeAdapterContract under node --test', () => {
   it('registers one passing test per rule, named with id, level and title', () => {
     expect(exitCode, tap).toBe(0)
     for (const rule of adapterRules) {
-      if (rule.requires?.some((capability) => capability === 'images' || capability === 'providerSessionId')) continue
+      if (rule.requires?.some((capability) => capability === 'images' || capability === 'providerSessionId'))
+        continue
       expect(tap).toMatch(new RegExp(`^\\s*ok \\d+ - ${rule.id} \\[${rule.level}\\] `, 'm'))
     }
     expect(tap).not.toMatch(/^\s*not ok/m)
@@ -66,7 +71,9 @@ describe('describeAdapterContract under node --test', () => {
     )
     expect(skipped.length).toBeGreaterThan(0)
     for (const rule of skipped) {
-      expect(tap).toMatch(new RegExp(`^\\s*ok \\d+ - ${rule.id} \\[${rule.level}\\] .*# SKIP requires capability`, 'm'))
+      expect(tap).toMatch(
+        new RegExp(`^\\s*ok \\d+ - ${rule.id} \\[${rule.level}\\] .*# SKIP requires capability`, 'm'),
+      )
     }
     expect(tap).toMatch(new RegExp(`^# skip(?:ped)? ${skipped.length}$`, 'm'))
     expect(tap).toMatch(new RegExp(`^# pass ${adapterRules.length - skipped.length}$`, 'm'))
@@ -78,9 +85,13 @@ describe('describeAdapterContract under node --test', () => {
     const report = JSON.parse(readFileSync(join(reports, files[0] as string), 'utf8'))
     expect(report.kind).toBe('adapter')
     expect(report.summary).toMatchObject({ total: adapterRules.length, failed: 0, compliant: true })
-    const skippedIds = report.results.filter((result: { status: string }) => result.status === 'skipped').map((result: { id: string }) => result.id)
+    const skippedIds = report.results
+      .filter((result: { status: string }) => result.status === 'skipped')
+      .map((result: { id: string }) => result.id)
     expect(skippedIds).toEqual(
-      adapterRules.filter((rule) => rule.requires?.some((c) => c === 'images' || c === 'providerSessionId')).map((rule) => rule.id),
+      adapterRules
+        .filter((rule) => rule.requires?.some((c) => c === 'images' || c === 'providerSessionId'))
+        .map((rule) => rule.id),
     )
   })
 })

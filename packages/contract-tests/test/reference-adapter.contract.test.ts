@@ -9,7 +9,8 @@ const STATELESS = 'The Anthropic Messages API is stateless: it has no conversati
 describeAdapterContract({
   name: 'ReferenceAnthropicAdapter',
   dialect: anthropicMessagesDialect,
-  createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) => new ReferenceAnthropicAdapter({ baseURL, apiKey, idleTimeoutMs }),
+  createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) =>
+    new ReferenceAnthropicAdapter({ baseURL, apiKey, idleTimeoutMs }),
   capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage', 'providerSessionId'],
   expectedFailures: { 'A-REQ-008': STATELESS, 'A-REQ-009': STATELESS, 'A-REQ-010': STATELESS },
 })
