@@ -109,21 +109,25 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     })
     response.flushHeaders()
     streams.add(response)
+    const send = (frame: string): void => {
+      // The server may have ended the response while closing; the reply still runs to its end.
+      if (!response.writableEnded) response.write(frame)
+    }
     const write = (event: SessionEvent): void => {
-      response.write(`event: ${event.type}\ndata: ${JSON.stringify(toWireEvent(event, secrets))}\n\n`)
+      send(`event: ${event.type}\ndata: ${JSON.stringify(toWireEvent(event, secrets))}\n\n`)
     }
     // A client that goes away (tab closed, fetch aborted) stops its reply: nobody would see it.
     const onClose = (): void => {
-      if (!response.writableEnded) void options.hub.abort(id)
+      if (!response.writableEnded) options.hub.abort(id).catch(() => undefined)
     }
     response.on('close', onClose)
-    const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), keepAliveMs)
+    const keepAlive = setInterval(() => send(': keep-alive\n\n'), keepAliveMs)
     try {
       if (!first.done) write(first.value)
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) write(next.value)
-      response.write('event: end\ndata: {}\n\n')
+      send('event: end\ndata: {}\n\n')
     } catch (error) {
-      response.write(
+      send(
         `event: error\ndata: ${JSON.stringify({ type: 'error', error: serializeError(error, secrets) })}\n\n`,
       )
     } finally {

@@ -508,6 +508,29 @@ describe('playground API', () => {
     expect((await second.persister.getMessages(id)).map((message) => message.seq)).toEqual([0, 1, 2, 3])
   })
 
+  it('closing the playground mid-reply ends the stream as aborted and keeps the partial reply on disk', async () => {
+    const playground = await start({ demoDelayMs: 5 })
+    const id = await createSession(playground)
+    let closing: Promise<void> | undefined
+    const reply = await sendMessage(playground.url, id, 'tell me a long story', (event) => {
+      if (event.event === 'text-delta' && closing === undefined) closing = stop(playground)
+    })
+    await closing
+    const states = reply.events.filter((event) => event.event === 'state').map((event) => event.data.state)
+    expect(states).toEqual(['active', 'aborted'])
+    const reopened = createSqlitePersister({ filename: join(workspace, '.agentx', 'data', 'agent.db') })
+    try {
+      expect((await reopened.getSession(id))?.state).toBe('aborted')
+      const messages = await reopened.getMessages(id)
+      expect(messages.map((message) => [message.type, message.incomplete])).toEqual([
+        ['user', undefined],
+        ['agent', true],
+      ])
+    } finally {
+      await reopened.close()
+    }
+  })
+
   it('marks a session whose process died mid-reply as interrupted on start, and it takes the next message', async () => {
     const filename = join(workspace, 'crashed.db')
     const setup = createSqlitePersister({ filename })
