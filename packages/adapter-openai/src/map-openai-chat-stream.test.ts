@@ -95,6 +95,28 @@ describe('OpenAIAdapter, Chat Completions stream', () => {
     ])
   })
 
+  it('continues the last call when a server sends fragments without an index', async () => {
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    raw.enqueue(
+      sse(
+        chunk({
+          role: 'assistant',
+          tool_calls: [{ id: 'a', type: 'function', function: { name: 'one', arguments: '{"x"' } }],
+        }) +
+          chunk({ tool_calls: [{ function: { arguments: ':1}' } }] }) +
+          chunk({ tool_calls: [{ id: 'b', type: 'function', function: { name: 'two', arguments: '{}' } }] }) +
+          chunk({}, 'tool_calls') +
+          'data: [DONE]\n\n',
+      ),
+    )
+    const { events } = await run(chatAdapter(raw.baseURL).stream('Hi', options))
+    expect(events.filter((event) => event.type === 'tool-call')).toEqual([
+      { type: 'tool-call', id: 'a', name: 'one', input: { x: 1 } },
+      { type: 'tool-call', id: 'b', name: 'two', input: {} },
+    ])
+  })
+
   it('streams reasoning_content of compatible servers as thinking, before the text', async () => {
     fake.enqueue({
       response: {

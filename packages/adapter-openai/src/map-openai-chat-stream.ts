@@ -72,8 +72,14 @@ export async function* mapOpenAIChatStream(
     }
     if (Array.isArray(delta.tool_calls)) {
       for (const fragment of delta.tool_calls as Array<Record<string, unknown>>) {
-        const index = typeof fragment.index === 'number' ? fragment.index : calls.length
         const id = typeof fragment.id === 'string' && fragment.id !== '' ? fragment.id : undefined
+        // Without an index (some servers), a fragment continues the last call unless it brings a new id.
+        const index =
+          typeof fragment.index === 'number'
+            ? fragment.index
+            : id === undefined || calls.at(-1)?.id === id
+              ? Math.max(0, calls.length - 1)
+              : calls.length
         const fn = (fragment.function as Record<string, unknown> | undefined) ?? {}
         let call = byIndex.get(index)
         if (!call || (id !== undefined && call.id !== id && call.id !== '')) {

@@ -82,6 +82,74 @@ describe('OpenAIAdapter, Responses API stream', () => {
     expect(raw.requests[0]?.headers.authorization).toBe('Bearer sk-test')
   })
 
+  it('accepts a lenient server that streams deltas without announcing items, and data-only frames', async () => {
+    const frame = (event: Record<string, unknown>) => `data: ${JSON.stringify(event)}\n\n`
+    raw.enqueue(
+      sse(
+        frame({
+          type: 'response.created',
+          response: { id: 'resp_lenient', status: 'in_progress', output: [] },
+        }) +
+          frame({
+            type: 'response.output_text.delta',
+            item_id: 'msg_1',
+            output_index: 0,
+            content_index: 0,
+            delta: 'Hel',
+          }) +
+          frame({
+            type: 'response.output_text.delta',
+            item_id: 'msg_1',
+            output_index: 0,
+            content_index: 0,
+            delta: 'lo',
+          }) +
+          frame({
+            type: 'response.function_call_arguments.delta',
+            item_id: 'fc_1',
+            output_index: 1,
+            delta: '{"a":',
+          }) +
+          frame({
+            type: 'response.function_call_arguments.delta',
+            item_id: 'fc_1',
+            output_index: 1,
+            delta: '1}',
+          }) +
+          frame({
+            type: 'response.completed',
+            response: {
+              id: 'resp_lenient',
+              status: 'completed',
+              output: [
+                {
+                  id: 'msg_1',
+                  type: 'message',
+                  role: 'assistant',
+                  content: [{ type: 'output_text', text: 'Hello' }],
+                },
+                { id: 'fc_1', type: 'function_call', call_id: 'call_9', name: 'f', arguments: '{"a":1}' },
+              ],
+            },
+          }),
+      ),
+    )
+    const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: raw.baseURL })
+    const { events, failed } = await run(adapter.stream('Hi', options))
+    expect(failed).toBe(false)
+    expect(deltas(events)).toBe('Hello')
+    expect(events.filter((event) => event.type === 'tool-call')).toEqual([
+      { type: 'tool-call', id: 'call_9', name: 'f', input: { a: 1 } },
+    ])
+    expect(messageOf(events)).toMatchObject({
+      stopReason: 'tool_use',
+      content: [
+        { type: 'text', text: 'Hello' },
+        { type: 'tool_use', id: 'call_9', name: 'f', input: { a: 1 } },
+      ],
+    })
+  })
+
   it('throws the in-stream quota error of a recorded stream as a non-retryable rate_limit', async () => {
     raw.enqueue(sse(fixture('responses-quota-error.sse.txt')))
     const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: raw.baseURL })

@@ -57,12 +57,15 @@ export async function* mapOpenAIResponsesStream(
   let responseId: string | undefined
   let terminal: Record<string, unknown> | undefined
 
-  const itemFor = (event: Record<string, unknown>): OutputItem | undefined => {
+  // A delta for an item that was never announced (a lenient compatible server) creates it.
+  const itemFor = (event: Record<string, unknown>, type: string): OutputItem => {
     const id = typeof event.item_id === 'string' ? event.item_id : undefined
     const found = id === undefined ? undefined : items.get(id)
     if (found) return found
     const index = typeof event.output_index === 'number' ? event.output_index : undefined
-    return index === undefined ? undefined : byIndex.get(index)
+    const byPosition = index === undefined ? undefined : byIndex.get(index)
+    if (byPosition) return byPosition
+    return addItem({ id, type }, index ?? items.size)
   }
   const addItem = (raw: Record<string, unknown>, outputIndex: number): OutputItem => {
     const id = typeof raw.id === 'string' && raw.id !== '' ? raw.id : `output_${outputIndex}`
@@ -111,9 +114,9 @@ export async function* mapOpenAIResponsesStream(
       }
       case 'response.output_text.delta':
       case 'response.refusal.delta': {
-        const item = itemFor(event)
+        const item = itemFor(event, 'message')
         const delta = typeof event.delta === 'string' ? event.delta : ''
-        if (!item || delta === '') break
+        if (delta === '') break
         item.text += delta
         item.textStreamed = true
         if (type === 'response.refusal.delta') item.refusal = true
@@ -121,9 +124,9 @@ export async function* mapOpenAIResponsesStream(
         break
       }
       case 'response.reasoning_summary_part.added': {
-        const item = itemFor(event)
+        const item = itemFor(event, 'reasoning')
         const index = typeof event.summary_index === 'number' ? event.summary_index : 0
-        if (item && index > item.summaryIndex) {
+        if (index > item.summaryIndex) {
           item.summaryIndex = index
           if (item.thinking !== '') {
             item.thinking += '\n\n'
@@ -134,22 +137,22 @@ export async function* mapOpenAIResponsesStream(
       }
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta': {
-        const item = itemFor(event)
+        const item = itemFor(event, 'reasoning')
         const delta = typeof event.delta === 'string' ? event.delta : ''
-        if (!item || delta === '') break
+        if (delta === '') break
         item.thinking += delta
         item.thinkingStreamed = true
         yield { type: 'thinking-delta', text: delta }
         break
       }
       case 'response.function_call_arguments.delta': {
-        const item = itemFor(event)
-        if (item && !item.argumentsDone && typeof event.delta === 'string') item.arguments += event.delta
+        const item = itemFor(event, 'function_call')
+        if (!item.argumentsDone && typeof event.delta === 'string') item.arguments += event.delta
         break
       }
       case 'response.function_call_arguments.done': {
-        const item = itemFor(event)
-        if (item && typeof event.arguments === 'string') {
+        const item = itemFor(event, 'function_call')
+        if (typeof event.arguments === 'string') {
           item.arguments = event.arguments
           item.argumentsDone = true
         }
