@@ -482,6 +482,7 @@ function appendText(view, text) {
 function toolCard(id, name, input) {
   const card = el('div', 'tool-card')
   card.dataset.testid = 'tool-card'
+  card.dataset.toolUseId = id
   const head = el('div', 'tool-head')
   head.append(
     el('span', 'tool-icon', 'ƒ'),
@@ -555,9 +556,11 @@ async function sendMessage(text) {
   updateComposer()
   let live
   const liveBubble = () => {
-    if (!live) {
-      live = agentBubble(undefined)
+    if (!live) live = agentBubble(undefined)
+    // Switching to another session and back re-renders the conversation: put the bubble back.
+    if (!live.isConnected) {
       ui.conversation.append(live)
+      for (const card of live.querySelectorAll('.tool-card')) state.toolCards.set(card.dataset.toolUseId, card)
     }
     return live.view
   }
