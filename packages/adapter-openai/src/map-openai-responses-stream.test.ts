@@ -402,6 +402,31 @@ describe('OpenAIAdapter, Responses API stream', () => {
     ])
   })
 
+  it('with a Conversations API conversation sends only the new input and no previous_response_id', async () => {
+    fake.enqueue({
+      response: { blocks: [{ type: 'text', text: 'ok' }], stopReason: 'end_turn', responseId: 'resp_c2' },
+    })
+    const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: fake.baseURL })
+    const history = [
+      message(0, 'user', 'one'),
+      message(1, 'agent', [
+        { type: 'text', text: 'reply', providerMetadata: { openai: { responseId: 'resp_c1' } } },
+      ]),
+    ]
+    await run(
+      adapter.stream('two', {
+        ...options,
+        history,
+        resume: 'resp_c1',
+        providerOptions: { openai: { conversation: 'conv_1' } },
+      }),
+    )
+    const body = JSON.parse(fake.requests[0]!.received.body)
+    expect(body.conversation).toBe('conv_1')
+    expect(body).not.toHaveProperty('previous_response_id')
+    expect(body.input).toEqual([{ role: 'user', content: 'two' }])
+  })
+
   it('does not fall back to a replay for other 400 errors', async () => {
     fake.enqueue({ httpError: { kind: 'invalid_request' } })
     const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: fake.baseURL })

@@ -171,6 +171,12 @@ export class OpenAIAdapter implements AgentAdapter {
     }
     if (options.maxOutputTokens !== undefined) body.max_output_tokens = options.maxOutputTokens
     if (options.temperature !== undefined) body.temperature = options.temperature
+    if (extra.conversation !== undefined && extra.conversation !== null) {
+      // A Conversations API conversation holds the history and excludes previous_response_id.
+      const since = options.resume ? messagesAfterResponse(options.history, options.resume) : []
+      const input = convertToOpenAIResponsesInput(since, prompt, { pairToolCalls: false })
+      return await this.#post('/responses', { ...body, input }, watchdog)
+    }
     const resume = extra.store === false ? undefined : options.resume
     if (resume !== undefined && resume !== '') {
       const input = convertToOpenAIResponsesInput(messagesAfterResponse(options.history, resume), prompt, {
