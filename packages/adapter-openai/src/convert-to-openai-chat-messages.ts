@@ -1,10 +1,11 @@
-import type { AnyMessage, ContentBlock, ToolResultBlock } from '@agentx/core'
-import { blocksOf, imageUrlOf, textOf, toolArgumentsOf } from './openai-content-parts.js'
+import type { AnyMessage, ContentBlock, ImageBlock, ToolResultBlock } from '@agentx/core'
+import type { OpenAIImageDetail } from './openai-content-parts.js'
+import { blocksOf, imageDetailOf, imageUrlOf, textOf, toolArgumentsOf } from './openai-content-parts.js'
 
 /** A content part of a Chat Completions user message. */
 export type OpenAIChatContentPart =
   | { type: 'text'; text: string }
-  | { type: 'image_url'; image_url: { url: string } }
+  | { type: 'image_url'; image_url: { url: string; detail?: OpenAIImageDetail } }
 
 /** One Chat Completions message, as this adapter builds it. */
 export type OpenAIChatMessage =
@@ -56,7 +57,7 @@ function appendUser(result: OpenAIChatMessage[], content: string | ContentBlock[
   for (const block of content) {
     if (block.type === 'tool_result') result.push(toToolMessage(block, toolImages))
     else if (block.type === 'text') parts.push({ type: 'text', text: block.text })
-    else if (block.type === 'image') parts.push({ type: 'image_url', image_url: { url: imageUrlOf(block) } })
+    else if (block.type === 'image') parts.push({ type: 'image_url', image_url: imageUrlPart(block) })
   }
   if (toolImages.length > 0) result.push({ role: 'user', content: toolImages })
   if (parts.length === 1 && parts[0]?.type === 'text') result.push({ role: 'user', content: parts[0].text })
@@ -89,7 +90,7 @@ function toToolMessage(block: ToolResultBlock, images: OpenAIChatContentPart[]):
     const found = block.content.filter((part) => part.type === 'image')
     if (found.length > 0) {
       images.push({ type: 'text', text: `Images returned by tool call ${block.toolUseId}:` })
-      for (const image of found) images.push({ type: 'image_url', image_url: { url: imageUrlOf(image) } })
+      for (const image of found) images.push({ type: 'image_url', image_url: imageUrlPart(image) })
     }
   }
   return { role: 'tool', tool_call_id: block.toolUseId, content: textOf(block.content) }
@@ -115,4 +116,10 @@ function pairToolCalls(messages: OpenAIChatMessage[]): OpenAIChatMessage[] {
     result.push(message)
   }
   return result
+}
+
+/** Chat's `image_url` part; `detail` only when asked for (compatible servers may not know it). */
+function imageUrlPart(block: ImageBlock): { url: string; detail?: OpenAIImageDetail } {
+  const detail = imageDetailOf(block)
+  return detail === 'auto' ? { url: imageUrlOf(block) } : { url: imageUrlOf(block), detail }
 }

@@ -59,6 +59,27 @@ describe('history conversion', () => {
     ])
   })
 
+  it('passes an image detail from providerMetadata.openai.detail to both APIs', () => {
+    const image = {
+      type: 'image' as const,
+      mediaType: 'image/png',
+      url: 'https://example.com/a.png',
+      providerMetadata: { openai: { detail: 'high' } },
+    }
+    expect(convertToOpenAIResponsesInput([], [image], { pairToolCalls: true })).toEqual([
+      {
+        role: 'user',
+        content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'high' }],
+      },
+    ])
+    expect(convertToOpenAIChatMessages(undefined, [], [image])).toEqual([
+      {
+        role: 'user',
+        content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'high' } }],
+      },
+    ])
+  })
+
   it('drops an unanswered tool call from chat messages, keeping the assistant text', () => {
     expect(convertToOpenAIChatMessages('Be brief.', history, 'Next')).toEqual([
       { role: 'system', content: 'Be brief.' },

@@ -1,5 +1,6 @@
 import type { AnyMessage, ContentBlock, ToolResultBlock } from '@agentx/core'
-import { blocksOf, imageUrlOf, textOf, toolArgumentsOf } from './openai-content-parts.js'
+import type { OpenAIImageDetail } from './openai-content-parts.js'
+import { blocksOf, imageDetailOf, imageUrlOf, textOf, toolArgumentsOf } from './openai-content-parts.js'
 
 /** One item of the Responses API `input` array, as this adapter builds it. */
 export type OpenAIResponsesInputItem =
@@ -17,7 +18,7 @@ export type OpenAIResponsesInputItem =
 /** A content part of a Responses API input message. */
 export type OpenAIResponsesInputPart =
   | { type: 'input_text'; text: string }
-  | { type: 'input_image'; image_url: string; detail: 'auto' }
+  | { type: 'input_image'; image_url: string; detail: OpenAIImageDetail }
 
 /** Options of {@link convertToOpenAIResponsesInput}. */
 export interface ConvertToOpenAIResponsesInputOptions {
@@ -64,7 +65,7 @@ function appendUser(items: OpenAIResponsesInputItem[], content: string | Content
     if (block.type === 'tool_result') items.push(toFunctionOutput(block))
     else if (block.type === 'text') parts.push({ type: 'input_text', text: block.text })
     else if (block.type === 'image')
-      parts.push({ type: 'input_image', image_url: imageUrlOf(block), detail: 'auto' })
+      parts.push({ type: 'input_image', image_url: imageUrlOf(block), detail: imageDetailOf(block) })
   }
   if (parts.length > 0) items.push({ role: 'user', content: parts })
 }
@@ -111,7 +112,7 @@ function toFunctionOutput(block: ToolResultBlock): OpenAIResponsesInputItem {
   for (const part of content) {
     if (part.type === 'text') output.push({ type: 'input_text', text: part.text })
     else if (part.type === 'image')
-      output.push({ type: 'input_image', image_url: imageUrlOf(part), detail: 'auto' })
+      output.push({ type: 'input_image', image_url: imageUrlOf(part), detail: imageDetailOf(part) })
   }
   return { type: 'function_call_output', call_id: block.toolUseId, output }
 }

@@ -6,6 +6,15 @@ export function imageUrlOf(block: ImageBlock): string {
   return `data:${block.mediaType};base64,${block.data ?? ''}`
 }
 
+/** OpenAI's image `detail`: `providerMetadata.openai.detail` of the block when set, else `auto`. */
+export type OpenAIImageDetail = 'auto' | 'low' | 'high'
+
+/** The `detail` to send for an image block. */
+export function imageDetailOf(block: ImageBlock): OpenAIImageDetail {
+  const detail = (block.providerMetadata?.openai as { detail?: unknown } | undefined)?.detail
+  return detail === 'low' || detail === 'high' ? detail : 'auto'
+}
+
 /**
  * The JSON arguments text of a tool call as it is sent back to OpenAI: the raw text the model
  * produced when it was not valid JSON (kept in `providerMetadata.openai.rawArguments`), else the
