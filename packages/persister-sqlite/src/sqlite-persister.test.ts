@@ -545,6 +545,31 @@ describe('SqlitePersister batching and ordering', () => {
     expect(await persister.getMessages('s')).toHaveLength(100)
   })
 
+  it('writes a full batch while the burst is still being issued, but never ahead of an earlier call', async () => {
+    const filename = newFile()
+    const persister = persisterAt(filename, { maxBatchSize: 10 })
+    await persister.saveSession(session('s'))
+    const count = (id: string) =>
+      rawRows(filename, 'select count(*) as n from messages where session_id = ?', id)[0]
+
+    const first = Array.from({ length: 10 }, (_, seq) => persister.saveMessage('s', message('s', seq)))
+    // The tenth call completed a batch with nothing queued ahead of it: it is already on disk.
+    expect(count('s')).toEqual({ n: 10 })
+    const rest = Array.from({ length: 5 }, (_, seq) => persister.saveMessage('s', message('s', 10 + seq)))
+    expect(count('s')).toEqual({ n: 10 })
+    await Promise.all([...first, ...rest])
+    expect(count('s')).toEqual({ n: 15 })
+
+    // A session save queued first keeps the burst behind it, so no message meets a missing session.
+    const created = persister.saveSession(session('t'))
+    const burst = Array.from({ length: 25 }, (_, seq) => persister.saveMessage('t', message('t', seq)))
+    expect(count('t')).toEqual({ n: 0 })
+    await Promise.all([created, ...burst])
+    expect((await persister.getMessages('t')).map((m) => m.seq)).toEqual(
+      Array.from({ length: 25 }, (_, seq) => seq),
+    )
+  })
+
   it('runs calls in call order: unawaited writes are visible to a later read, and delete wins over earlier saves', async () => {
     const persister = persisterAt()
     const saveSession = persister.saveSession(session('s'))
