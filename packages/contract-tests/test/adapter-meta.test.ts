@@ -1,16 +1,21 @@
+import { ConfigurationError } from '@agentx/core'
 import { describe, expect, it } from 'vitest'
 import { anthropicMessagesDialect } from '../src/dialects/anthropic-messages-dialect.js'
 import type { ContractReport } from '../src/engine/contract-report.js'
 import type { AdapterCapability } from '../src/engine/rule.js'
+import { planContract } from '../src/engine/plan-contract.js'
 import { runContract } from '../src/engine/run-contract.js'
 import { brokenAdapterVariants } from '../src/reference/broken-adapters.js'
 import { ReferenceAnthropicAdapter } from '../src/reference/reference-anthropic-adapter.js'
 import {
   ADAPTER_CAPABILITIES,
   type AdapterContractOptions,
+  type AdapterFactoryContext,
   type AdapterRule,
   adapterRules,
   createAdapterRuleContext,
+  expectedFailureIds,
+  validateAdapterOptions,
 } from '../src/rules/adapter/index.js'
 
 /** Everything the Anthropic Messages API can do; it has no provider-side conversation id. */
@@ -83,5 +88,97 @@ describe('adapter rules against the reference adapter and its broken variants', 
       .filter((rule) => rule.level === 'MUST' && !caughtBy.has(rule.id))
       .map((rule) => rule.id)
     expect(uncaught).toEqual(STATEFUL_ONLY)
+  })
+})
+
+describe('adapter contract planning and failure reports', () => {
+  const base = {
+    name: 'ReferenceAnthropicAdapter',
+    dialect: anthropicMessagesDialect,
+    createAdapter: (context: AdapterFactoryContext) => new ReferenceAnthropicAdapter(context),
+    capabilities: REFERENCE_CAPABILITIES,
+  }
+
+  it('a rule listed in expectedFailures that passes fails the run, telling to remove it', async () => {
+    const rules = adapterRules.filter((rule) => rule.id === 'A-STR-001')
+    const report = await runContract(
+      rules,
+      { ...base, kind: 'adapter', knownCapabilities: ADAPTER_CAPABILITIES, expectedFailures: ['A-STR-001'] },
+      () => createAdapterRuleContext(base),
+    )
+    expect(report.results).toMatchObject([
+      {
+        id: 'A-STR-001',
+        status: 'failed',
+        reason: 'expected failure now passes: remove A-STR-001 from expectedFailures',
+      },
+    ])
+    expect(report.summary.compliant).toBe(false)
+  })
+
+  it('a failure names the rule, what was expected, what was seen and the hint', async () => {
+    const leaky = brokenAdapterVariants.find((variant) => variant.name === 'no-retry-after')
+    const options = { ...base, createAdapter: (context: AdapterFactoryContext) => leaky!.create(context) }
+    const report = await runAdapter(
+      options,
+      adapterRules.filter((rule) => rule.id === 'A-ERR-003'),
+    )
+    const reason = report.results[0]?.reason ?? ''
+    expect(reason).toMatch(
+      /^A-ERR-003: retryAfterMs for retry-after: 7\n {2}expected: 7000\n {2}actual: {3}undefined\n {2}hint: /,
+    )
+  })
+
+  it('rejects options that cannot work before running anything', () => {
+    expect(() => validateAdapterOptions({ name: 'NoDialect', createAdapter: base.createAdapter })).toThrow(
+      ConfigurationError,
+    )
+    expect(() => validateAdapterOptions({ ...base, capabilities: ['parallelToolCalls'] })).toThrow(
+      /parallelToolCalls' without 'toolCalls'/,
+    )
+    expect(() =>
+      planContract(
+        adapterRules,
+        { ...base, capabilities: ['telepathy' as AdapterCapability] },
+        ADAPTER_CAPABILITIES,
+      ),
+    ).toThrow(/Unknown capability 'telepathy'/)
+    expect(() =>
+      planContract(
+        adapterRules,
+        {
+          ...base,
+          expectedFailures: expectedFailureIds({ ...base, expectedFailures: { 'A-XYZ-001': 'typo' } }),
+        },
+        ADAPTER_CAPABILITIES,
+      ),
+    ).toThrow(/'A-XYZ-001', which is not a rule id/)
+  })
+
+  it('skips rules whose capability is undeclared, with the reason in the test name', () => {
+    const planned = planContract(adapterRules, { ...base, capabilities: [] }, ADAPTER_CAPABILITIES)
+    const images = planned.find((entry) => entry.rule.id === 'A-REQ-005')
+    expect(images?.plan).toEqual({ kind: 'skip', reason: "requires capability 'images', not declared" })
+    expect(images?.testName).toBe(
+      "A-REQ-005 [MUST] images in the history and the prompt are sent with their media type and bytes (skipped: requires capability 'images', not declared)",
+    )
+    expect(
+      planned.filter((entry) => entry.plan.kind === 'run').every((entry) => !entry.rule.requires?.length),
+    ).toBe(true)
+  })
+
+  it('every adapter rule has a unique A-<GROUP>-<NNN> id, a level, a title and a hint', () => {
+    const ids = adapterRules.map((rule) => rule.id)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(ids.length).toBeGreaterThanOrEqual(30)
+    for (const rule of adapterRules) {
+      expect(rule.id).toMatch(/^A-(STR|ABT|USG|FIN|TOOL|ERR|REQ|CNC)-\d{3}$/)
+      expect(['MUST', 'SHOULD']).toContain(rule.level)
+      expect(rule.title.length).toBeGreaterThan(10)
+      expect(rule.hint?.length ?? 0).toBeGreaterThan(10)
+    }
+    expect(new Set(ids.map((id) => id.split('-')[1]))).toEqual(
+      new Set(['STR', 'ABT', 'USG', 'FIN', 'TOOL', 'ERR', 'REQ', 'CNC']),
+    )
   })
 })
