@@ -55,8 +55,9 @@ export function redact(text: string, secrets: readonly string[]): string {
 
 /**
  * The providers of the picker: the offline demo provider first, then every provider whose key is
- * in `env` — `ANTHROPIC_API_KEY` (Claude), `OPENAI_API_KEY` (OpenAI), `OPENAI_BASE_URL` (an
- * OpenAI-compatible server, e.g. a local one, through Chat Completions), `GEMINI_API_KEY` (Gemini).
+ * in `env` — `ANTHROPIC_API_KEY` (Claude, through `ANTHROPIC_BASE_URL` when set),
+ * `OPENAI_API_KEY` (OpenAI), `OPENAI_BASE_URL` (an OpenAI-compatible server, e.g. a local one,
+ * through Chat Completions), `GEMINI_API_KEY` (Gemini).
  *
  * Adapter packages are imported only when their variable is set. A package that fails to load is
  * listed as unavailable with the reason (secrets scrubbed), so one broken plugin never stops the
@@ -78,6 +79,7 @@ export async function loadProviders(
   }
   const specs: RemoteProviderSpec[] = []
   const anthropicKey = nonEmpty(env.ANTHROPIC_API_KEY)
+  const anthropicBaseUrl = nonEmpty(env.ANTHROPIC_BASE_URL)
   if (anthropicKey !== undefined) {
     specs.push({
       id: 'claude',
@@ -85,7 +87,10 @@ export async function loadProviders(
       specifier: '@agentx/adapter-claude',
       factory: 'createClaudeAdapter',
       models: listFrom(env.ANTHROPIC_MODELS, ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1']),
-      options: { apiKey: anthropicKey },
+      options: {
+        apiKey: anthropicKey,
+        ...(anthropicBaseUrl === undefined ? {} : { baseURL: anthropicBaseUrl }),
+      },
       tools: true,
     })
   }

@@ -1,7 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type FakeProvider, openAIChatDialect, startFakeProvider } from '@agentx/contract-tests'
+import {
+  anthropicMessagesDialect,
+  type FakeProvider,
+  openAIChatDialect,
+  startFakeProvider,
+} from '@agentx/contract-tests'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Playground, startPlayground } from '../src/start-playground.js'
 import { api, deltaText, sendMessage } from './sse.js'
@@ -73,5 +78,75 @@ describe('playground with a real adapter package', () => {
     }
     expect(error.error).toMatchObject({ kind: 'rate_limit', status: 429, retryable: true })
     expect(typeof error.error.provider).toBe('string')
+  })
+})
+
+describe('playground with the real Claude adapter', () => {
+  let fake: FakeProvider
+  let playground: Playground
+  let workspace: string
+
+  beforeAll(async () => {
+    workspace = await mkdtemp(join(tmpdir(), 'agentx-playground-claude-'))
+    fake = await startFakeProvider({ dialect: anthropicMessagesDialect })
+    playground = await startPlayground({
+      env: {
+        ANTHROPIC_API_KEY: 'sk-ant-loopback-test-key',
+        ANTHROPIC_BASE_URL: fake.origin,
+        ANTHROPIC_MODELS: 'claude-test',
+      },
+      workspace,
+      port: 0,
+      retry: { maxRetries: 0 },
+    })
+  })
+
+  afterAll(async () => {
+    await playground?.close()
+    await fake?.close()
+    if (workspace !== undefined) await rm(workspace, { recursive: true, force: true })
+  })
+
+  it('runs a tool call of a real provider through the demo tools and streams the final answer', async () => {
+    fake.enqueue(
+      {
+        response: {
+          blocks: [
+            { type: 'text', text: 'Let me compute.' },
+            { type: 'tool-call', id: 'toolu_1', name: 'calculator', input: { expression: '6 * 7' } },
+          ],
+          stopReason: 'tool_use',
+          usage: { inputTokens: 20, outputTokens: 10 },
+        },
+      },
+      {
+        response: {
+          blocks: [{ type: 'text', text: 'It is 42.' }],
+          stopReason: 'end_turn',
+          usage: { inputTokens: 40, outputTokens: 5 },
+        },
+      },
+    )
+    const created = await api(playground.url, 'POST', '/api/sessions', { provider: 'claude' })
+    expect(created.body.session).toMatchObject({ provider: 'claude', model: 'claude-test' })
+    const reply = await sendMessage(playground.url, created.body.session.id, 'What is 6 * 7?')
+    const toolResult = reply.events.find((event) => event.event === 'tool-result')?.data
+    expect(toolResult).toMatchObject({ toolUseId: 'toolu_1' })
+    expect(JSON.stringify(toolResult?.content)).toContain('\\"result\\":42')
+    expect(deltaText(reply.events)).toBe('Let me compute.It is 42.')
+
+    expect(fake.requests).toHaveLength(2)
+    expect(fake.requests[0]?.decoded).toMatchObject({
+      model: 'claude-test',
+      apiKey: 'sk-ant-loopback-test-key',
+    })
+    expect(fake.requests[0]?.decoded.tools.sort()).toEqual(['calculator', 'get_time'])
+    const secondTurn = fake.requests[1]?.decoded.messages.at(-1)
+    expect(secondTurn?.content[0]).toMatchObject({ type: 'tool_result', toolUseId: 'toolu_1' })
+
+    const stored = await playground.persister.getMessages(created.body.session.id)
+    expect(stored.map((message) => message.type)).toEqual(['user', 'agent', 'tool', 'agent'])
+    const everything = JSON.stringify(await playground.persister.getAllSessions()) + JSON.stringify(stored)
+    expect(everything).not.toContain('sk-ant-loopback-test-key')
   })
 })
