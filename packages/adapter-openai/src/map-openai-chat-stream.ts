@@ -29,7 +29,7 @@ interface ToolCallState {
  * carries it, usually the trailing `choices: []` one) and exactly one `message`.
  *
  * The stream must end with `data: [DONE]`; a stream cut before it throws a retryable `network`
- * error (rule A-ERR-03), a chunk with an `error` key throws a mapped error.
+ * error (rule A-ERR-006), a chunk with an `error` key throws a mapped error.
  */
 export async function* mapOpenAIChatStream(
   events: AsyncIterable<ServerSentEvent>,

@@ -32,7 +32,7 @@ const CONTEXT_LENGTH_TEXT =
  *
  * Called by the adapter around every request. The SDK's error never reaches the caller: `cause`
  * is a plain `Error` with the provider's message, `status`, `code`, `type`, `param` and request
- * id, with every secret replaced by `[redacted]` (rule A-ERR-05). An {@link AdapterError} passes
+ * id, with every secret replaced by `[redacted]` (rule A-ERR-009). An {@link AdapterError} passes
  * through unchanged.
  *
  * Kinds: the adapter's own abort → `aborted`, idle timeout or `APIConnectionTimeoutError` →

@@ -40,11 +40,11 @@ interface OutputItem {
  * Turns the server-sent events of a streamed Responses API call into {@link AdapterMessage}s:
  * `text-delta` for output text (and refusals), `thinking-delta` for reasoning summaries and
  * reasoning text, one `tool-call` per function call once its arguments are complete, then
- * `usage`, `session` (the response id) and exactly one `message` (rule A-STR-05).
+ * `usage`, `session` (the response id) and exactly one `message` (rule A-STR-005).
  *
  * The stream must end with `response.completed` or `response.incomplete`; `response.failed` and
  * `error` events throw a mapped error, and a stream that stops before a terminal event throws a
- * retryable `network` error (rule A-ERR-03). Content blocks carry
+ * retryable `network` error (rule A-ERR-006). Content blocks carry
  * `providerMetadata.openai = { responseId, itemId }`, which lets the adapter find where a
  * resumed conversation stands. Unknown event types are ignored.
  */

@@ -7,7 +7,7 @@ import type { TokenUsage } from '@agentx/core'
  * OpenAI's input count already includes cached tokens and its output count already includes
  * reasoning tokens, which is exactly what DESIGN section 4 asks, so they are taken as they are;
  * `totalTokens` is their sum. Detail counts are reported only when the provider sent them.
- * Returns `undefined` when there is no usage (rule A-USG-02: absent, never 0).
+ * Returns `undefined` when there is no usage (rule A-USG-002: absent, never 0).
  */
 export function mapOpenAIUsage(raw: unknown): TokenUsage | undefined {
   if (raw === null || typeof raw !== 'object') return undefined

@@ -34,13 +34,13 @@ const OWNED_FIELDS = new Set(['model', 'input', 'messages', 'stream', 'previous_
  *
  * Construct one per application and pass it as `deps.adapter` to `createAgent`; the session calls
  * {@link OpenAIAdapter.stream} once per model request. Constructing performs no I/O (rule
- * A-REQ-01). The adapter never retries (the SDK's retries are off), honours `signal` and the idle
+ * A-REQ-001). The adapter never retries (the SDK's retries are off), honours `signal` and the idle
  * timeout, and reports every failure as an `AdapterError` whose text never contains the API key.
  *
  * With `api: 'responses'` the response id is reported as the provider session id; when the next
  * request brings it back as `resume`, only the messages after that response are sent, with
  * `previous_response_id`; if OpenAI no longer knows the id, the whole history is replayed
- * (rule A-REQ-04).
+ * (rules A-REQ-009, A-REQ-010).
  *
  * `providerOptions.openai` is merged into the request body as raw API fields (`reasoning`,
  * `store`, `tool_choice`, `parallel_tool_calls`, `service_tier`, …), except the fields the adapter

@@ -9,7 +9,7 @@ export interface OpenAIStreamContext {
 }
 
 /**
- * Parses the JSON of one event. A frame that is not JSON is a protocol error (rule A-ERR-04):
+ * Parses the JSON of one event. A frame that is not JSON is a protocol error (rule A-ERR-007):
  * kind `unknown`, not retryable, with an excerpt of the frame in `cause`.
  */
 export function parseEventData(
@@ -28,7 +28,7 @@ export function parseEventData(
   return parsed as Record<string, unknown>
 }
 
-/** The error for a stream that ended before its terminal frame (rule A-ERR-03): retryable `network`. */
+/** The error for a stream that ended before its terminal frame (rule A-ERR-006): retryable `network`. */
 export function truncatedStreamError(terminal: string, context: OpenAIStreamContext): AdapterError {
   return new AdapterError(`The OpenAI stream ended before ${terminal}; the response is incomplete.`, {
     kind: 'network',

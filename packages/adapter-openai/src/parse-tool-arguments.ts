@@ -4,8 +4,8 @@ export type ParsedToolArguments = { ok: true; input: unknown } | { ok: false; in
 /**
  * Parses the JSON arguments of a function call assembled from stream fragments.
  *
- * Empty (or whitespace-only) arguments are `{}` (rule A-TOOL-04). Invalid JSON never throws
- * (rule A-TOOL-03): the call keeps the raw text as its input, and the adapter records the raw text
+ * Empty (or whitespace-only) arguments are `{}` (rule A-TOOL-004). Invalid JSON never throws
+ * (rule A-TOOL-003): the call keeps the raw text as its input, and the adapter records the raw text
  * in `providerMetadata.openai.rawArguments` so it is sent back unchanged.
  */
 export function parseToolArguments(text: string): ParsedToolArguments {
