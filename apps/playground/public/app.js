@@ -433,7 +433,7 @@ function fillAgentBubble(view, message) {
     typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content
   for (const block of content) {
     if (block.type === 'thinking') appendThinking(view, block.text, false)
-    else if (block.type === 'text') appendText(view, block.text)
+    else if (block.type === 'text') appendText(view, block.text, true)
     else if (block.type === 'tool_use') view.body.append(toolCard(block.id, block.name, block.input))
   }
   if (message.incomplete) {
@@ -462,13 +462,17 @@ function appendThinking(view, text, live) {
   view.thinking.body.textContent = view.thinkingText
 }
 
-function appendText(view, text) {
+function appendText(view, text, immediate = false) {
   if (!view.text) {
     view.text = el('div', 'markdown')
     view.text.dataset.testid = 'agent-text'
     view.body.append(view.text)
   }
   view.textValue += text
+  if (immediate) {
+    view.text.replaceChildren(renderMarkdown(view.textValue))
+    return
+  }
   // Re-render at most once a frame while tokens stream in.
   if (!view.frame) {
     view.frame = requestAnimationFrame(() => {
