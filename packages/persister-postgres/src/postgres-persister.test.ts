@@ -104,7 +104,7 @@ describe('PostgresPersister options', () => {
     expect(refused.server).toBe('127.0.0.1:1/app, schema public')
     expect(error.message).toContain('127.0.0.1:1/app')
     expect(JSON.stringify(error)).not.toContain(secret)
-    expect(`${error.message} ${String((error as Error).stack)}`).not.toContain(secret)
+    expect(`${error.message} ${String((error as unknown as Error).stack)}`).not.toContain(secret)
     await refused.close()
   })
 })
