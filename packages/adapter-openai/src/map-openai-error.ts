@@ -25,7 +25,7 @@ export interface OpenAIErrorBody {
 
 const CONTEXT_LENGTH_CODES = new Set(['context_length_exceeded', 'string_above_max_length', 'input_too_long'])
 const CONTEXT_LENGTH_TEXT =
-  /context.{0,3}length|context window|maximum context|too many tokens|reduce the length|prompt is too long|exceeds the (?:maximum|model)/i
+  /context.{0,3}length|context window|maximum context|reduce the length|prompt is too long|too many tokens in (?:the )?(?:prompt|input|messages)/i
 
 /**
  * Turns anything the OpenAI SDK (or the stream) threw into an {@link AdapterError}.
