@@ -158,6 +158,14 @@ describe('playground in a real browser', () => {
     expect(await page.getByTestId('conversation').locator('img, b').count()).toBe(0)
     expect(await page.getByTestId('agent-text').last().textContent()).toContain('<img src=x')
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
+
+    await send('see [docs](https://example.com/docs) and [bad](javascript:alert(1))')
+    await waitForReplyEnd()
+    const links = page.getByTestId('agent-text').last().locator('a')
+    expect(await links.count()).toBe(1)
+    expect(await links.first().getAttribute('href')).toBe('https://example.com/docs')
+    expect(await links.first().getAttribute('rel')).toContain('noopener')
+    expect(await page.getByTestId('agent-text').last().textContent()).toContain('[bad](javascript:alert(1))')
   })
 
   it('stops a streaming reply with the Stop button and keeps the partial reply', async () => {
@@ -224,7 +232,7 @@ describe('playground in a real browser', () => {
       .locator('.session-open')
       .click()
     await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('hello')
-    await expect.poll(() => page.getByTestId('user-message').count()).toBe(4)
+    await expect.poll(() => page.getByTestId('user-message').count()).toBe(5)
     expect(await page.getByTestId('tool-result').first().textContent()).toContain('84')
     expect(await page.getByTestId('thinking').count()).toBe(1)
     await page.screenshot({ path: join(OUTPUT_DIR, 'playground.png'), fullPage: true })
