@@ -238,7 +238,7 @@ export const brokenAdapterVariants: readonly BrokenAdapterVariant[] = [
   withTransform(
     'wrong-error-kinds',
     'reports every error as kind unknown',
-    ['A-ERR-001', 'A-ERR-005', 'A-ERR-006'],
+    ['A-ERR-001', 'A-ERR-005', 'A-ERR-006', 'A-ERR-013'],
     mapErrors((error) => copyError(error, { kind: 'unknown' })),
   ),
   withTransform(
