@@ -5,8 +5,10 @@ import type { ContractReport } from '../src/engine/contract-report.js'
 import type { AdapterCapability } from '../src/engine/rule.js'
 import { planContract } from '../src/engine/plan-contract.js'
 import { runContract } from '../src/engine/run-contract.js'
-import { brokenAdapterVariants } from '../src/reference/broken-adapters.js'
+import { openAIResponsesDialect } from '../src/dialects/openai-responses-dialect.js'
+import { brokenAdapterVariants, brokenStatefulAdapterVariants } from '../src/reference/broken-adapters.js'
 import { ReferenceAnthropicAdapter } from '../src/reference/reference-anthropic-adapter.js'
+import { ReferenceResponsesAdapter } from '../src/reference/reference-responses-adapter.js'
 import {
   ADAPTER_CAPABILITIES,
   type AdapterContractOptions,
@@ -60,20 +62,47 @@ describe('adapter rules against the reference adapter and its broken variants', 
     })
   })
 
+  it('the stateful reference adapter (OpenAI Responses) passes the rules for stateful providers', async () => {
+    const report = await runAdapter(
+      {
+        name: 'ReferenceResponsesAdapter',
+        dialect: openAIResponsesDialect,
+        createAdapter: (context) => new ReferenceResponsesAdapter(context),
+        capabilities: ['providerSessionId'],
+      },
+      adapterRules.filter((rule) => STATEFUL_ONLY.includes(rule.id)),
+    )
+    expect(report.results.map((result) => [result.id, result.status])).toEqual(
+      STATEFUL_ONLY.map((id) => [id, 'passed']),
+    )
+  })
+
   it('each broken variant fails the rules that target its defect, and together they trip every MUST rule', {
     timeout: 120_000,
   }, async () => {
     const caughtBy = new Map<string, string[]>()
     const misses: string[] = []
-    for (const variant of brokenAdapterVariants) {
+    const runs = [
+      ...brokenAdapterVariants.map((variant) => ({
+        variant,
+        dialect: anthropicMessagesDialect,
+        capabilities: REFERENCE_CAPABILITIES,
+      })),
+      ...brokenStatefulAdapterVariants.map((variant) => ({
+        variant,
+        dialect: openAIResponsesDialect,
+        capabilities: ['providerSessionId'] as AdapterCapability[],
+      })),
+    ]
+    for (const { variant, dialect, capabilities } of runs) {
       const rules = adapterRules.filter((rule) => variant.catches.includes(rule.id))
       expect(rules.map((rule) => rule.id).sort()).toEqual([...variant.catches].sort())
       const report = await runAdapter(
         {
           name: `broken: ${variant.name}`,
-          dialect: anthropicMessagesDialect,
+          dialect,
           createAdapter: (context) => variant.create(context),
-          capabilities: REFERENCE_CAPABILITIES,
+          capabilities,
           idleTimeoutMs: 500,
         },
         rules,
@@ -87,7 +116,7 @@ describe('adapter rules against the reference adapter and its broken variants', 
     const uncaught = adapterRules
       .filter((rule) => rule.level === 'MUST' && !caughtBy.has(rule.id))
       .map((rule) => rule.id)
-    expect(uncaught).toEqual(STATEFUL_ONLY)
+    expect(uncaught).toEqual([])
   })
 })
 

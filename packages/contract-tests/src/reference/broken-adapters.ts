@@ -8,6 +8,7 @@ import {
 } from '@agentx/core'
 import type { AdapterFactoryContext } from '../rules/adapter/adapter-harness.js'
 import { type ReferenceAdapterDefects, ReferenceAnthropicAdapter } from './reference-anthropic-adapter.js'
+import { ReferenceResponsesAdapter } from './reference-responses-adapter.js'
 
 /**
  * A deliberately broken adapter: the reference adapter with exactly one defect. The kit's
@@ -343,4 +344,29 @@ export const brokenAdapterVariants: readonly BrokenAdapterVariant[] = [
       abortsOnlyBody: true,
     },
   ),
+]
+
+/**
+ * Broken variants of `ReferenceResponsesAdapter`, the stateful reference (OpenAI Responses
+ * dialect), for the rules the stateless Anthropic reference cannot exercise.
+ */
+export const brokenStatefulAdapterVariants: readonly BrokenAdapterVariant[] = [
+  {
+    name: 'hides-session-id',
+    defect: 'never reports the provider conversation id',
+    catches: ['A-REQ-008'],
+    create: (context) => new ReferenceResponsesAdapter({ ...context, defects: { hidesSessionId: true } }),
+  },
+  {
+    name: 'replays-with-resume',
+    defect: 'sends the whole history even with resume',
+    catches: ['A-REQ-009'],
+    create: (context) => new ReferenceResponsesAdapter({ ...context, defects: { replaysWithResume: true } }),
+  },
+  {
+    name: 'no-resume-fallback',
+    defect: 'fails when the provider no longer knows the resume id',
+    catches: ['A-REQ-010'],
+    create: (context) => new ReferenceResponsesAdapter({ ...context, defects: { noResumeFallback: true } }),
+  },
 ]
