@@ -168,11 +168,18 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
         }
         override async getAllSessions(): Promise<SessionData[]> {
           const all = await this.inner.getAllSessions()
-          return all.map((s) => this.sessions.get(s.id) ?? (this.sessions.set(s.id, s), s))
+          return all.map((s) => this.remember(s))
         }
         override async listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
           const page = await this.inner.listSessions(query)
-          return page.map((s) => this.sessions.get(s.id) ?? (this.sessions.set(s.id, s), s))
+          return page.map((s) => this.remember(s))
+        }
+        /** The cached copy of `session`, caching it first if there is none (the stale-cache defect). */
+        remember(session: SessionData): SessionData {
+          const cached = this.sessions.get(session.id)
+          if (cached) return cached
+          this.sessions.set(session.id, session)
+          return session
         }
         override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
           this.messages.delete(sessionId)
