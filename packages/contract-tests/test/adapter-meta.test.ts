@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { anthropicMessagesDialect } from '../src/dialects/anthropic-messages-dialect.js'
 import type { ContractReport } from '../src/engine/contract-report.js'
 import type { AdapterCapability } from '../src/engine/rule.js'
+import type { FakeProvider } from '../src/fake-provider/fake-provider.js'
+import type { Scenario } from '../src/fake-provider/scenario.js'
+import { startFakeProvider } from '../src/fake-provider/start-fake-provider.js'
 import { planContract } from '../src/engine/plan-contract.js'
 import { runContract } from '../src/engine/run-contract.js'
 import { openAIResponsesDialect } from '../src/dialects/openai-responses-dialect.js'
@@ -13,6 +16,7 @@ import {
   ADAPTER_CAPABILITIES,
   type AdapterContractOptions,
   type AdapterFactoryContext,
+  type AdapterHarness,
   type AdapterRule,
   adapterRules,
   createAdapterRuleContext,
@@ -208,6 +212,55 @@ describe('adapter contract planning and failure reports', () => {
     }
     expect(new Set(ids.map((id) => id.split('-')[1]))).toEqual(
       new Set(['STR', 'ABT', 'USG', 'FIN', 'TOOL', 'ERR', 'REQ', 'CNC']),
+    )
+  })
+})
+
+/** A harness for an adapter that builds itself (the createHarness route), here over the fake provider. */
+class SelfWiredHarness implements AdapterHarness {
+  readonly #fake: FakeProvider
+  constructor(fake: FakeProvider) {
+    this.#fake = fake
+  }
+  enqueue(...scenarios: Scenario[]): void {
+    this.#fake.enqueue(...scenarios)
+  }
+  get requests(): FakeProvider['requests'] {
+    return this.#fake.requests
+  }
+  get disconnects(): number {
+    return this.#fake.disconnects
+  }
+  get dialect(): FakeProvider['dialect'] {
+    return this.#fake.dialect
+  }
+  waitForDisconnect(timeoutMs?: number): Promise<void> {
+    return this.#fake.waitForDisconnect(timeoutMs)
+  }
+  createAdapter(context: AdapterFactoryContext): ReferenceAnthropicAdapter {
+    return new ReferenceAnthropicAdapter({ ...context, baseURL: this.#fake.baseURL })
+  }
+  close(): Promise<void> {
+    return this.#fake.close()
+  }
+}
+
+describe('adapters that bring their own harness', () => {
+  it('run the rules through createHarness without a dialect or createAdapter option', async () => {
+    const options: AdapterContractOptions = {
+      name: 'self-wired reference',
+      createHarness: async () =>
+        new SelfWiredHarness(await startFakeProvider({ dialect: anthropicMessagesDialect })),
+      capabilities: REFERENCE_CAPABILITIES,
+    }
+    validateAdapterOptions(options)
+    const ids = ['A-STR-001', 'A-ABT-004', 'A-ERR-006', 'A-REQ-003', 'A-TOOL-002']
+    const report = await runAdapter(
+      options,
+      adapterRules.filter((rule) => ids.includes(rule.id)),
+    )
+    expect(report.results.map((result) => [result.id, result.status])).toEqual(
+      ids.map((id) => [id, 'passed']),
     )
   })
 })
