@@ -384,6 +384,13 @@ async function selectSession(id) {
 function renderMessages(messages) {
   ui.conversation.replaceChildren()
   state.toolCards = new Map()
+  const systemPrompt = currentSession()?.systemPrompt
+  if (systemPrompt) {
+    const details = el('details', 'system-prompt')
+    details.dataset.testid = 'session-system-prompt'
+    details.append(el('summary', '', 'System prompt'), el('div', 'system-prompt-text', systemPrompt))
+    ui.conversation.append(details)
+  }
   if (messages.length === 0) {
     const hint = el('div', 'conversation-hint', 'No messages yet. Say hello!')
     ui.conversation.append(hint)
@@ -564,7 +571,8 @@ async function sendMessage(text) {
     // Switching to another session and back re-renders the conversation: put the bubble back.
     if (!live.isConnected) {
       ui.conversation.append(live)
-      for (const card of live.querySelectorAll('.tool-card')) state.toolCards.set(card.dataset.toolUseId, card)
+      for (const card of live.querySelectorAll('.tool-card'))
+        state.toolCards.set(card.dataset.toolUseId, card)
     }
     return live.view
   }
@@ -754,6 +762,7 @@ ui.composer.addEventListener('submit', (event) => {
   const text = ui.input.value
   if (text.trim() === '' || ui.send.disabled) return
   ui.input.value = ''
+  ui.input.style.height = ''
   void sendMessage(text)
 })
 ui.input.addEventListener('keydown', (event) => {
@@ -763,6 +772,13 @@ ui.input.addEventListener('keydown', (event) => {
   }
 })
 ui.stop.addEventListener('click', stopStreaming)
+ui.input.addEventListener('input', () => {
+  ui.input.style.height = 'auto'
+  ui.input.style.height = `${Math.min(ui.input.scrollHeight + 2, 200)}px`
+})
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && state.streaming && !ui.dialog.open) void stopStreaming()
+})
 ui.retryButton.addEventListener('click', () => {
   if (state.lastSent) void sendMessage(state.lastSent)
 })

@@ -14,6 +14,8 @@ export interface SessionView {
   tokenUsage: TokenUsage
   /** Whether the session's provider is configured, so it can take new messages. */
   canSend: boolean
+  /** The session's system prompt, when it has one. */
+  systemPrompt?: string
 }
 
 /** The live fields of a session object, which win over a stored row that may lag behind. */
@@ -40,7 +42,7 @@ export function toSessionView(
   live: LiveSessionFields | undefined,
   canSend: boolean,
 ): SessionView {
-  return {
+  const view: SessionView = {
     id: data.id,
     summary: live?.summary ?? data.summary,
     model: live?.model ?? data.model ?? '',
@@ -51,4 +53,6 @@ export function toSessionView(
     tokenUsage: live?.getTokenUsage() ?? { ...data.tokenUsage },
     canSend,
   }
+  if (data.systemPrompt !== undefined && data.systemPrompt !== '') view.systemPrompt = data.systemPrompt
+  return view
 }

@@ -115,6 +115,18 @@ describe('playground API', () => {
     expect(received).toEqual([{ specifier: '@agentx/adapter-openai', options: { apiKey: openaiKey } }])
   })
 
+  it('creates a session with a system prompt, stored and shown in its view', async () => {
+    const playground = await start()
+    const created = await api(playground.url, 'POST', '/api/sessions', {
+      provider: 'demo',
+      systemPrompt: 'Be brief.',
+    })
+    expect(created.body.session.systemPrompt).toBe('Be brief.')
+    expect((await playground.persister.getSession(created.body.session.id))?.systemPrompt).toBe('Be brief.')
+    const plain = await api(playground.url, 'POST', '/api/sessions', { provider: 'demo' })
+    expect(plain.body.session).not.toHaveProperty('systemPrompt')
+  })
+
   it('creates a session that is persisted before the response, tagged with its provider', async () => {
     const playground = await start()
     const created = await api(playground.url, 'POST', '/api/sessions', { provider: 'demo' })
@@ -192,12 +204,17 @@ describe('playground API', () => {
     })
     const demoId = await createSession(playground, { provider: 'demo' })
     await sendMessage(playground.url, demoId, 'hello')
-    const openaiId = await createSession(playground, { provider: 'openai', model: 'gpt-test' })
+    const openaiId = await createSession(playground, {
+      provider: 'openai',
+      model: 'gpt-test',
+      systemPrompt: 'Be brief.',
+    })
     const reply = await sendMessage(playground.url, openaiId, 'hello openai')
     expect(deltaText(reply.events)).toBe('Hi from OpenAI')
     expect(openai.calls).toHaveLength(1)
     expect(openai.calls[0]?.prompt).toBe('hello openai')
     expect(openai.calls[0]?.options.model).toBe('gpt-test')
+    expect(openai.calls[0]?.options.systemPrompt).toBe('Be brief.')
 
     const list = await api(playground.url, 'GET', '/api/sessions')
     expect(

@@ -106,6 +106,7 @@ describe('playground in a real browser', () => {
     await page.getByTestId('system-prompt').fill('Answer like a pirate.')
     const id = await newSession()
     expect((await playground.persister.getSession(id))?.systemPrompt).toBe('Answer like a pirate.')
+    expect(await page.getByTestId('session-system-prompt').textContent()).toContain('Answer like a pirate.')
     await page.getByTestId('system-prompt').fill('')
     await send('hello')
     // While the reply streams: some text is visible, the Stop button replaces Send, the badge says active.
