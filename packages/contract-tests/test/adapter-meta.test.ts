@@ -255,12 +255,10 @@ describe('adapters that bring their own harness', () => {
     }
     validateAdapterOptions(options)
     const ids = ['A-STR-001', 'A-ABT-004', 'A-ERR-006', 'A-REQ-003', 'A-TOOL-002']
-    const report = await runAdapter(
-      options,
-      adapterRules.filter((rule) => ids.includes(rule.id)),
-    )
+    const rules = adapterRules.filter((rule) => ids.includes(rule.id))
+    const report = await runAdapter(options, rules)
     expect(report.results.map((result) => [result.id, result.status])).toEqual(
-      ids.map((id) => [id, 'passed']),
+      rules.map((rule) => [rule.id, 'passed']),
     )
   })
 })
