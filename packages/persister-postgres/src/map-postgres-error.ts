@@ -51,6 +51,19 @@ export function isTransientError(error: unknown): boolean {
 }
 
 /**
+ * Whether `error` is caused by the values of one row (an integrity or data error, a value too
+ * large), so that the other rows of the same multi-row statement may still be written. A timeout,
+ * a lost connection or a server error is not: writing row by row would only repeat it.
+ */
+export function isRowError(error: unknown): boolean {
+  const code = postgresCode(error)
+  return (
+    code !== undefined &&
+    (code.startsWith('23') || code.startsWith('22') || code === '54000' || code === '54001')
+  )
+}
+
+/**
  * Turns an error of pg (or of the network) into an {@link AgentError} with a stable code; the
  * driver's error is kept as `cause`. An {@link AgentError} passes through unchanged.
  *

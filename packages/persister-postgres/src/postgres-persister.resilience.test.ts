@@ -184,6 +184,18 @@ describe('PostgresPersister when connections fail', () => {
       expect((error.cause as { code?: string }).code).toBe('57014')
       await blocker.query('rollback')
       expect((await store.getSession('s'))?.id).toBe('s')
+
+      // A batch that times out fails as a whole (it is not retried row by row), and writes nothing.
+      await blocker.query('begin')
+      await blocker.query(`lock table "${store.schema}".messages in access exclusive mode`)
+      const results = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, seq) => store.saveMessage('s', message('s', seq))),
+      )
+      await blocker.query('rollback')
+      expect(results.map((result) => result.status === 'rejected' && result.reason.code)).toEqual(
+        Array.from({ length: 50 }, () => 'BUSY'),
+      )
+      expect(await store.getMessages('s')).toEqual([])
     } finally {
       await blocker.query('rollback').catch(() => undefined)
       blocker.release()

@@ -20,7 +20,7 @@ import {
 } from '@agentx/core'
 import { Kysely, PostgresDialect } from 'kysely'
 import type pg from 'pg'
-import { isTransientError, mapPostgresError, postgresCode } from './map-postgres-error.js'
+import { isRowError, isTransientError, mapPostgresError, postgresCode } from './map-postgres-error.js'
 import { fromMessageRow, type MessageRow, toMessageRow } from './message-row.js'
 import { POSTGRES_MIGRATIONS } from './migrations/index.js'
 import { runMigrations } from './migrations/run-migrations.js'
@@ -496,7 +496,7 @@ export class PostgresPersister implements AgentPersister {
       await this.#withRetry(`save ${jobs.length} row(s)`, () => upsert(jobs.map((job) => job.row)))
       return jobs.map((job) => ({ job }))
     } catch (error) {
-      if (jobs.length === 1 || isTransientError(error) || postgresCode(error) === undefined) {
+      if (jobs.length === 1 || !isRowError(error)) {
         return jobs.map((job) => ({ job, error: describe(job.row, error) }))
       }
     }
