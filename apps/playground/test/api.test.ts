@@ -270,7 +270,7 @@ describe('playground API', () => {
   })
 
   it('aborts a streaming reply, keeps the partial text as incomplete and accepts the next send', async () => {
-    const playground = await start({ demoDelayMs: 5 })
+    const playground = await start({ demoDelayMs: 20 })
     const id = await createSession(playground)
     let abortStatus: number | undefined
     const reply = await sendMessage(playground.url, id, 'tell me a long story', async (event) => {
@@ -301,7 +301,7 @@ describe('playground API', () => {
   })
 
   it('aborts the reply when the client disconnects mid-stream', async () => {
-    const playground = await start({ demoDelayMs: 5 })
+    const playground = await start({ demoDelayMs: 20 })
     const id = await createSession(playground)
     const controller = new AbortController()
     const response = await fetch(`${playground.url}/api/sessions/${id}/messages`, {
@@ -368,7 +368,7 @@ describe('playground API', () => {
   })
 
   it('refuses a second send while a reply is streaming with 409 SESSION_BUSY and writes nothing', async () => {
-    const playground = await start({ demoDelayMs: 5 })
+    const playground = await start({ demoDelayMs: 20 })
     const id = await createSession(playground)
     let second: Awaited<ReturnType<typeof sendMessage>> | undefined
     await sendMessage(playground.url, id, 'tell me a long story', async (event) => {
@@ -526,7 +526,7 @@ describe('playground API', () => {
   })
 
   it('closing the playground mid-reply ends the stream as aborted and keeps the partial reply on disk', async () => {
-    const playground = await start({ demoDelayMs: 5 })
+    const playground = await start({ demoDelayMs: 20 })
     const id = await createSession(playground)
     let closing: Promise<void> | undefined
     const reply = await sendMessage(playground.url, id, 'tell me a long story', (event) => {
