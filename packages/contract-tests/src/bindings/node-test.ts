@@ -23,7 +23,7 @@ import {
  * Registers the persister contract as a `node:test` suite (run with `node --test`): one test per
  * rule, named `P-MSG-003 [MUST] upsert keeps position`. Rules needing an undeclared capability are
  * reported as skipped with the reason; `expectedFailures` must keep failing. Writes a JSON report
- * when `AGENTX_CONTRACT_REPORT` is set.
+ * when `AGENTX_CONTRACT_REPORT` or `AGENTX_CONTRACT_REPORT_DIR` is set.
  *
  * @example
  * describePersisterContract({ name: 'MyPersister', create: () => new MyPersister(), capabilities: ['pagination'] })

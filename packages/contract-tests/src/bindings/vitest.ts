@@ -23,7 +23,8 @@ import {
  * Registers the persister contract as a vitest suite: one test per rule, named
  * `P-MSG-003 [MUST] upsert keeps position`. Rules needing an undeclared capability are skipped with
  * the reason in their name; `expectedFailures` must keep failing. Call it at the top level of a
- * `*.contract.test.ts` file. Writes a JSON report when `AGENTX_CONTRACT_REPORT` is set.
+ * `*.contract.test.ts` file. Writes a JSON report when
+ * `AGENTX_CONTRACT_REPORT` or `AGENTX_CONTRACT_REPORT_DIR` is set.
  *
  * @example
  * describePersisterContract({
