@@ -198,7 +198,7 @@ export const abortRules: AdapterRule[] = [
       )
       const controller = new AbortController()
       const running = runStream(context, check, 'Hello', { signal: controller.signal })
-      for (let i = 0; i < 100 && context.harness.requests.length === 0; i += 1) await delay(10)
+      for (let i = 0; i < 500 && context.harness.requests.length === 0; i += 1) await delay(10)
       check.equal(context.harness.requests.length, 1, 'requests received before abort()')
       controller.abort()
       const error = expectAdapterError(check, await running, 'abort before the first frame')
