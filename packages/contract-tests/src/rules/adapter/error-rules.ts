@@ -157,44 +157,6 @@ export const errorRules: AdapterRule[] = [
     },
   }),
   defineAdapterRule({
-    id: 'A-ERR-012',
-    level: 'SHOULD',
-    group,
-    title: 'retryAfterMs comes from a retry-after-ms header when the provider sends one',
-    hint: 'retry-after-ms (milliseconds) is more precise than retry-after; parseRetryAfterMs reads it first.',
-    async check(context, check) {
-      const scenario: Scenario = {
-        httpError: { kind: 'rate_limit', headers: { 'retry-after-ms': '1500', 'retry-after': '2' } },
-      }
-      const error = expectAdapterError(
-        check,
-        await failWith(context, check, scenario),
-        '429 with retry-after-ms: 1500',
-      )
-      check.equal(error.retryAfterMs, 1_500, 'retryAfterMs for retry-after-ms: 1500')
-    },
-  }),
-  defineAdapterRule({
-    id: 'A-ERR-013',
-    level: 'MUST',
-    group,
-    title:
-      'the provider’s own invalid-key answer is kind authentication and not retryable, whatever its status',
-    hint: 'Some providers answer a bad key with 400 (Gemini API_KEY_INVALID): look at the error body, not only the status.',
-    async check(context, check) {
-      const error = expectAdapterError(
-        check,
-        await failWith(context, check, { httpError: { kind: 'authentication' } }),
-        'an invalid key',
-      )
-      check.deepEqual(
-        { kind: error.kind, retryable: error.retryable },
-        { kind: 'authentication', retryable: false },
-        'kind and retryable for an invalid key',
-      )
-    },
-  }),
-  defineAdapterRule({
     id: 'A-ERR-005',
     level: 'MUST',
     group,
@@ -363,6 +325,44 @@ export const errorRules: AdapterRule[] = [
         const error = expectAdapterError(check, await failWith(context, check, scenario), what)
         check.equal(error.provider, name, `provider of the error for ${what}`)
       }
+    },
+  }),
+  defineAdapterRule({
+    id: 'A-ERR-012',
+    level: 'SHOULD',
+    group,
+    title: 'retryAfterMs comes from a retry-after-ms header when the provider sends one',
+    hint: 'retry-after-ms (milliseconds) is more precise than retry-after; parseRetryAfterMs reads it first.',
+    async check(context, check) {
+      const scenario: Scenario = {
+        httpError: { kind: 'rate_limit', headers: { 'retry-after-ms': '1500', 'retry-after': '2' } },
+      }
+      const error = expectAdapterError(
+        check,
+        await failWith(context, check, scenario),
+        '429 with retry-after-ms: 1500',
+      )
+      check.equal(error.retryAfterMs, 1_500, 'retryAfterMs for retry-after-ms: 1500')
+    },
+  }),
+  defineAdapterRule({
+    id: 'A-ERR-013',
+    level: 'MUST',
+    group,
+    title:
+      'the provider’s own invalid-key answer is kind authentication and not retryable, whatever its status',
+    hint: 'Some providers answer a bad key with 400 (Gemini API_KEY_INVALID): look at the error body, not only the status.',
+    async check(context, check) {
+      const error = expectAdapterError(
+        check,
+        await failWith(context, check, { httpError: { kind: 'authentication' } }),
+        'an invalid key',
+      )
+      check.deepEqual(
+        { kind: error.kind, retryable: error.retryable },
+        { kind: 'authentication', retryable: false },
+        'kind and retryable for an invalid key',
+      )
     },
   }),
 ]
