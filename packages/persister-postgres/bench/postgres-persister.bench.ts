@@ -1,5 +1,6 @@
 import type { AnyMessage, SessionData } from '@agentx/core'
 import { uuidv7 } from '@agentx/core'
+import { sql } from 'kysely'
 import { afterAll, bench, describe } from 'vitest'
 import { createPostgresPersister, type PostgresPersister } from '../src/index.js'
 import { adminPool, dropSchema, freshSchema, TEST_DATABASE_URL } from '../test/test-database.js'
@@ -60,13 +61,16 @@ async function seededReads(): Promise<{ persister: PostgresPersister; sessionId:
   const sessionId = uuidv7()
   await persister.saveSession(session(sessionId, LISTED_SESSIONS + 1))
   await Promise.all(
-    Array.from({ length: READ_SESSION_SIZE }, (_, seq) => persister.saveMessage(sessionId, message(sessionId, seq))),
+    Array.from({ length: READ_SESSION_SIZE }, (_, seq) =>
+      persister.saveMessage(sessionId, message(sessionId, seq)),
+    ),
   )
   const pending: Array<Promise<void>> = []
-  for (let index = 0; index < LISTED_SESSIONS - 1; index++) pending.push(persister.saveSession(session(uuidv7(), index)))
+  for (let index = 0; index < LISTED_SESSIONS - 1; index++)
+    pending.push(persister.saveSession(session(uuidv7(), index)))
   await Promise.all(pending)
-  const kysely = await persister.getKysely()
-  await kysely.executeQuery({ sql: 'analyze', parameters: [], query: { kind: 'RawNode' } } as never).catch(() => undefined)
+  // Fresh statistics, as autovacuum would gather them on a live database.
+  await sql`analyze`.execute(await persister.getKysely())
   return { persister, sessionId }
 }
 
