@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AnyMessage, SessionData } from '@agentx/core'
 import { uuidv7 } from '@agentx/core'
@@ -46,7 +46,8 @@ function message(sessionId: string, seq: number): AnyMessage {
 }
 
 let runs = 0
-const writeRates: number[] = []
+const writeRuns: string[] = []
+const loadAtStart = loadavg()[0]!
 
 async function seededReads(): Promise<{ persister: SqlitePersister; sessionId: string }> {
   const persister = createSqlitePersister({ filename: join(folder, 'reads.db') })
@@ -75,10 +76,15 @@ describe('SqlitePersister', () => {
       const sessionId = uuidv7()
       await persister.saveSession(session(sessionId, 0))
       const messages = Array.from({ length: WRITE_COUNT }, (_, seq) => message(sessionId, seq))
+      const cpuBefore = process.cpuUsage()
       const started = performance.now()
       await Promise.all(messages.map((m) => persister.saveMessage(sessionId, m)))
       const seconds = (performance.now() - started) / 1000
-      writeRates.push(WRITE_COUNT / seconds)
+      const cpu = process.cpuUsage(cpuBefore)
+      writeRuns.push(
+        `${Math.round(WRITE_COUNT / seconds).toLocaleString('en-US')} messages/s ` +
+          `(${Math.round(seconds * 1000)} ms, CPU ${Math.round((cpu.user + cpu.system) / 1000)} ms)`,
+      )
       await persister.close()
     },
     { iterations: 3, warmupIterations: 0, time: 0, warmupTime: 0, throws: true },
@@ -113,8 +119,10 @@ describe('SqlitePersister', () => {
 })
 
 afterAll(() => {
-  if (writeRates.length > 0) {
-    const rates = writeRates.map((rate) => Math.round(rate).toLocaleString('en-US'))
-    process.stdout.write(`saveMessage throughput (messages/s, per run): ${rates.join(', ')}\n`)
+  if (writeRuns.length > 0) {
+    process.stdout.write(`saveMessage × ${WRITE_COUNT}, per run: ${writeRuns.join('; ')}\n`)
   }
+  // Other processes competing for the cores show in the load average; it skews every number.
+  const load = [loadAtStart, loadavg()[0]!].map((value) => value.toFixed(2))
+  process.stdout.write(`1-minute load average at start and end: ${load.join(' and ')}\n`)
 })
