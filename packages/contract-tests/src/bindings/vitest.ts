@@ -8,6 +8,7 @@ import {
   adapterRules,
   createAdapterRuleContext,
   expectedFailureIds,
+  expectedFailureReasons,
   validateAdapterOptions,
 } from '../rules/adapter/index.js'
 import {
@@ -70,7 +71,11 @@ export function describeAdapterContract(options: AdapterContractOptions): void {
     createContractRun<AdapterRuleContext, AdapterCapability>({
       kind: 'adapter',
       rules: adapterRules,
-      options: { ...options, expectedFailures: expectedFailureIds(options) },
+      options: {
+        ...options,
+        expectedFailures: expectedFailureIds(options),
+        expectedFailureReasons: expectedFailureReasons(options),
+      },
       knownCapabilities: ADAPTER_CAPABILITIES,
       createContext: () => createAdapterRuleContext(options),
     }),

@@ -27,6 +27,8 @@ export interface ContractPlanOptions<Capability extends string = string> {
    * passes fails the run ("expected failure now passes: remove it"). Default is none.
    */
   readonly expectedFailures?: readonly string[]
+  /** Why each expected failure is known, by rule id; shown in its test name. Default is none. */
+  readonly expectedFailureReasons?: Readonly<Record<string, string>>
 }
 
 /** The base test name of a rule: `P-MSG-003 [MUST] upsert keeps position`. */
@@ -61,7 +63,9 @@ export function planContract<Context, Capability extends string>(
   const expected = new Set(options.expectedFailures ?? [])
   for (const id of expected) {
     if (!ids.has(id)) {
-      throw new ConfigurationError(`expectedFailures of ${options.name} names '${id}', which is not a rule id.`)
+      throw new ConfigurationError(
+        `expectedFailures of ${options.name} names '${id}', which is not a rule id.`,
+      )
     }
   }
   return rules.map((rule) => {
@@ -72,7 +76,12 @@ export function planContract<Context, Capability extends string>(
       return { rule, plan: { kind: 'skip', reason }, testName: `${base} (skipped: ${reason})` }
     }
     if (expected.has(rule.id)) {
-      return { rule, plan: { kind: 'expect-failure' }, testName: `${base} (expected failure)` }
+      const why = options.expectedFailureReasons?.[rule.id]
+      return {
+        rule,
+        plan: { kind: 'expect-failure' },
+        testName: `${base} (expected failure${why ? `: ${why}` : ''})`,
+      }
     }
     return { rule, plan: { kind: 'run' }, testName: base }
   })

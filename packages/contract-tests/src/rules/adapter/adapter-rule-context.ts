@@ -75,6 +75,12 @@ export interface AdapterRuleContext {
   readonly capabilities: ReadonlySet<AdapterCapability>
 }
 
+/** Reasons given in an `expectedFailures` record (none for the array form). */
+export function expectedFailureReasons(options: AdapterContractOptions): Record<string, string> {
+  const expected = options.expectedFailures
+  return expected === undefined || Array.isArray(expected) ? {} : { ...(expected as Record<string, string>) }
+}
+
 /** The ids listed in `expectedFailures`, whichever form it was given in. */
 export function expectedFailureIds(options: AdapterContractOptions): string[] {
   const expected = options.expectedFailures

@@ -13,6 +13,7 @@ export {
   createAdapterRuleContext,
   DEFAULT_CONTRACT_IDLE_TIMEOUT_MS,
   expectedFailureIds,
+  expectedFailureReasons,
   validateAdapterOptions,
 } from './adapter-rule-context.js'
 export type { AdapterContractOptions, AdapterRuleContext } from './adapter-rule-context.js'
