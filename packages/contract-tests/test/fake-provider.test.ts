@@ -218,3 +218,28 @@ describe('parseServerSentEvents (reference adapter)', () => {
     expect(events).toEqual([{ event: 'message', data: '👋🏽' }])
   })
 })
+
+describe('multi-line data delivery', () => {
+  it('spreads each JSON data line over several data lines that join back to the same JSON', async () => {
+    const provider = await startFakeProvider({ dialect: anthropicMessagesDialect })
+    try {
+      const response = {
+        blocks: [{ type: 'text' as const, text: 'a\nb' }],
+        stopReason: 'end_turn' as const,
+        responseId: 'msg_m',
+      }
+      provider.enqueue({ response }, { response, delivery: { multiLineData: true } })
+      const plain: Array<{ event: string; data: unknown }> = []
+      const spread: Array<{ event: string; data: unknown }> = []
+      for (const target of [plain, spread]) {
+        const body = (await post(provider, REQUEST)).body as ReadableStream<Uint8Array>
+        for await (const event of parseServerSentEvents(body))
+          target.push({ event: event.event, data: JSON.parse(event.data) })
+      }
+      expect(spread).toEqual(plain)
+      expect(plain.length).toBeGreaterThan(5)
+    } finally {
+      await provider.close()
+    }
+  })
+})

@@ -70,6 +70,11 @@ export interface ScenarioDelivery {
   chunkBytes?: number
   /** Use CRLF line endings instead of LF (A-STR-03). */
   crlf?: boolean
+  /**
+   * Spread the JSON of every `data:` line over several `data:` lines (pretty-printed), which a
+   * client must join with `\n` (A-STR-003).
+   */
+  multiLineData?: boolean
   /** Add SSE comment / keep-alive lines between frames (A-STR-03). */
   keepAlive?: boolean
   /** Pause this long before frame `pauseBeforeFrame` (A-STR-04), or forever with `Infinity` (stall). */

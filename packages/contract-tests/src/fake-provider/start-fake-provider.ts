@@ -304,13 +304,34 @@ async function streamResponse(
       return
     }
     const frame = delivery.malformedFrame === index ? dialect.encodeMalformedFrame() : (frames[index] ?? '')
-    await write(frame)
+    await write(delivery.multiLineData ? spreadData(frame) : frame)
     if (index < frames.length - 1) {
       if (delivery.keepAlive) await write(': keep-alive\n\n')
       if (delivery.unknownFrames && dialect.encodeUnknownFrame) await write(dialect.encodeUnknownFrame())
     }
   }
   if (!isGone) response.end()
+}
+
+/** Rewrites each `data:` line holding a JSON object as several `data:` lines (valid SSE, same data once joined). */
+function spreadData(frame: string): string {
+  return frame
+    .split('\n')
+    .map((line) => {
+      if (!line.startsWith('data:')) return line
+      const payload = line.slice(line.startsWith('data: ') ? 6 : 5)
+      try {
+        const value: unknown = JSON.parse(payload)
+        if (typeof value !== 'object' || value === null) return line
+        return JSON.stringify(value, null, 1)
+          .split('\n')
+          .map((part) => `data: ${part}`)
+          .join('\n')
+      } catch {
+        return line
+      }
+    })
+    .join('\n')
 }
 
 /** Waits `ms` (forever for `Infinity`) or until the client goes away, sending heartbeats if asked. */
