@@ -76,9 +76,11 @@ describe('PostgresPersister options', () => {
       {},
       { connectionString: '' },
       { connectionString: TEST_DATABASE_URL, pool: new pg.Pool() },
-      { connectionString: TEST_DATABASE_URL, schema: 'bad-name' },
+      { connectionString: TEST_DATABASE_URL, schema: 'bad name' },
+      { connectionString: TEST_DATABASE_URL, schema: '' },
+      { connectionString: TEST_DATABASE_URL, schema: 'pg_catalog' },
+      { connectionString: TEST_DATABASE_URL, schema: 'tenant.é' },
       { connectionString: TEST_DATABASE_URL, schema: 'x"; drop table sessions; --' },
-      { connectionString: TEST_DATABASE_URL, schema: '1abc' },
       { connectionString: TEST_DATABASE_URL, schema: 'a'.repeat(64) },
       { connectionString: TEST_DATABASE_URL, maxBatchSize: 0 },
       { connectionString: TEST_DATABASE_URL, retry: { maxRetries: -1 } },
@@ -182,6 +184,17 @@ describe('PostgresPersister storage', () => {
       incomplete: false,
       seq: '0',
     })
+  })
+
+  it('keeps tenants apart in quoted schemas whose names differ only in case', async () => {
+    const base = freshSchema()
+    const upper = persister({ schema: `${base}-Tenant` })
+    const lower = persister({ schema: `${base}-tenant` })
+    await upper.saveSession(session('shared-id', { summary: 'upper' }))
+    await lower.saveSession(session('shared-id', { summary: 'lower' }))
+    expect((await upper.getSession('shared-id'))?.summary).toBe('upper')
+    expect((await lower.getSession('shared-id'))?.summary).toBe('lower')
+    expect(await rows(upper, 'select summary from $schema.sessions')).toEqual([{ summary: 'upper' }])
   })
 
   it('round-trips NUL, U+0010 and unpaired surrogates exactly in text columns, JSON values and JSON keys', async () => {

@@ -46,8 +46,8 @@ export interface PostgresPersisterOptions {
   pool?: pg.Pool
   /**
    * The PostgreSQL schema of AgentX's tables, created on first use if missing; one per tenant for
-   * multi-tenant installs. A plain identifier: letters, digits and `_`, not starting with a digit,
-   * at most 63 characters. Default is `'public'`.
+   * multi-tenant installs. 1 to 63 ASCII letters, digits, `_`, `$` or `-`, not starting with
+   * `pg_`; always quoted in SQL, so it is case-sensitive. Default is `'public'`.
    */
   schema?: string
   /** Most connections of the pool the persister creates. Ignored with `pool`. Default is `10`. */
@@ -85,7 +85,8 @@ export interface PostgresPersisterOptions {
 
 type Outcome = { job: WriteJob; error?: AgentError }
 
-const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+/** 1–63 ASCII letters, digits, `_`, `$` or `-`; always quoted in SQL, so case and `-` are kept. */
+const SCHEMA_NAME = /^[A-Za-z0-9_$-]{1,63}$/
 const DEFAULT_RETRY: Required<RetryOptions> = { maxRetries: 8, initialDelayMs: 100, maxDelayMs: 2000 }
 
 /**
@@ -159,9 +160,9 @@ export class PostgresPersister implements AgentPersister {
       throw new ConfigurationError('PostgresPersister options.pool must be a pg.Pool.')
     }
     const schema = options.schema ?? 'public'
-    if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
+    if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema) || /^pg_/i.test(schema)) {
       throw new ConfigurationError(
-        `PostgresPersister options.schema must be a plain identifier (letters, digits and _, not starting with a digit, at most 63 characters), got ${JSON.stringify(schema)}.`,
+        `PostgresPersister options.schema must be 1 to 63 ASCII letters, digits, _, $ or - and not start with pg_ (reserved by PostgreSQL), got ${JSON.stringify(schema)}.`,
       )
     }
     if (pool !== undefined && options.statementTimeoutMs !== undefined) {
