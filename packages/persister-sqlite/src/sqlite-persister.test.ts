@@ -399,6 +399,25 @@ describe('SqlitePersister messages', () => {
     expect((await rejection(persister.getMessages('s', { limit: 1.5 }))).code).toBe('VALIDATION')
   })
 
+  it('reads sessions larger than one read chunk completely, in order, with afterSeq and limit across chunks', async () => {
+    const persister = persisterAt()
+    await persister.saveSession(session('s'))
+    const count = 1203
+    await Promise.all(
+      Array.from({ length: count }, (_, seq) => persister.saveMessage('s', message('s', seq))),
+    )
+    const seqs = (messages: AnyMessage[]) => messages.map((m) => m.seq)
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, index) => from + index)
+
+    const all = await persister.getMessages('s')
+    expect(seqs(all)).toEqual(range(0, count))
+    expect(all[1000]).toEqual(message('s', 1000))
+    expect(seqs(await persister.getMessages('s', { limit: 501 }))).toEqual(range(0, 501))
+    expect(seqs(await persister.getMessages('s', { afterSeq: 499, limit: 600 }))).toEqual(range(500, 1100))
+    expect(seqs(await persister.getMessages('s', { afterSeq: 999 }))).toEqual(range(1000, count))
+    expect(seqs(await persister.getMessages('s', { afterSeq: 1000.5, limit: 2 }))).toEqual([1001, 1002])
+  })
+
   it('deleteMessages empties one session, keeps it, and later saves order correctly', async () => {
     const persister = persisterAt()
     await persister.saveSession(session('a'))

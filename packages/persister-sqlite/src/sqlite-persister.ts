@@ -17,7 +17,7 @@ import {
 import type { Kysely } from 'kysely'
 import { checkMessage } from './check-message.js'
 import { mapSqliteError, sqliteCode } from './map-sqlite-error.js'
-import { fromMessageValues, type MessageRow, toMessageRow } from './message-row.js'
+import { type MessageRow, toMessageRow } from './message-row.js'
 import { openSqliteDatabase, type SqliteConnection } from './open-sqlite-database.js'
 import { fromSessionRow, SESSION_READ_COLUMNS, toSessionRow } from './session-row.js'
 import type { Database } from './sqlite-schema.js'
@@ -198,11 +198,7 @@ export class SqlitePersister implements AgentPersister {
       return (connection) => {
         if (limit === 0) return []
         // Every stored seq is >= 0, so -1 means "from the start"; LIMIT -1 means "no limit".
-        const rows = connection.readMessages(key, afterSeq ?? -1, limit ?? -1)
-        const messages: AnyMessage[] = new Array(rows.length)
-        for (let index = 0; index < rows.length; index++)
-          messages[index] = fromMessageValues(rows[index]!, key)
-        return messages
+        return connection.readMessages(key, afterSeq ?? -1, limit ?? -1)
       }
     }) as Promise<AnyMessage[]>
   }
