@@ -1,11 +1,12 @@
 import type { Logger } from '@agentx/core'
 import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import pg from 'pg'
+import type { PgPool } from './pg-pool.js'
 
 /** What {@link openPostgresPool} needs. */
 export interface OpenPostgresPoolOptions {
   connectionString?: string | undefined
-  pool?: pg.Pool | undefined
+  pool?: PgPool | undefined
   poolSize: number
   connectTimeoutMs: number
   statementTimeoutMs: number | undefined
@@ -34,18 +35,23 @@ export interface PostgresPoolHandle {
  * configured it, and ending it stays the application's job.
  */
 export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPoolHandle {
-  const owned = options.pool === undefined
-  const pool =
-    options.pool ??
-    new pg.Pool({
-      connectionString: options.connectionString,
-      max: options.poolSize,
-      connectionTimeoutMillis: options.connectTimeoutMs,
-      application_name: options.applicationName,
-      ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
-    })
-  if (owned) {
-    pool.on('error', (error) => {
+  const given = options.pool
+  const created =
+    given === undefined
+      ? new pg.Pool({
+          connectionString: options.connectionString,
+          max: options.poolSize,
+          connectionTimeoutMillis: options.connectTimeoutMs,
+          application_name: options.applicationName,
+          ...(options.statementTimeoutMs === undefined
+            ? {}
+            : { statement_timeout: options.statementTimeoutMs }),
+        })
+      : undefined
+  const owned = created !== undefined
+  const pool: PgPool = created ?? given!
+  if (created) {
+    created.on('error', (error) => {
       options.logger?.warn('An idle PostgreSQL connection failed; the pool replaces it.', {
         error: error.message,
       })
@@ -68,14 +74,14 @@ export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPool
       }
     },
     async end(): Promise<void> {
-      if (owned) await pool.end()
+      await created?.end()
     },
   }
   return { dialectPool, owned, server: describeServer(options.connectionString, pool) }
 }
 
 /** `host:port/database` of a connection string or pool, without user or password. */
-function describeServer(connectionString: string | undefined, pool: pg.Pool): string {
+function describeServer(connectionString: string | undefined, pool: PgPool): string {
   const fromPool = pool.options as {
     host?: unknown
     port?: unknown

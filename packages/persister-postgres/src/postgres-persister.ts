@@ -19,12 +19,12 @@ import {
   validateSessionData,
 } from '@agentx/core'
 import { Kysely, PostgresDialect } from 'kysely'
-import type pg from 'pg'
 import { isRowError, isTransientError, mapPostgresError, postgresCode } from './map-postgres-error.js'
 import { fromMessageRow, type MessageRow, toMessageRow } from './message-row.js'
 import { POSTGRES_MIGRATIONS } from './migrations/index.js'
 import { runMigrations } from './migrations/run-migrations.js'
 import { openPostgresPool } from './open-postgres-pool.js'
+import type { PgPool } from './pg-pool.js'
 import type { Database } from './postgres-schema.js'
 import { PostgresStatements } from './postgres-statements.js'
 import { fromSessionRow, toSessionRow } from './session-row.js'
@@ -43,7 +43,7 @@ export interface PostgresPersisterOptions {
    * only stops using it) and does not change its configuration: attach a `pool.on('error', …)`
    * listener yourself, as pg requires.
    */
-  pool?: pg.Pool
+  pool?: PgPool
   /**
    * The PostgreSQL schema of AgentX's tables, created on first use if missing; one per tenant for
    * multi-tenant installs. 1 to 63 ASCII letters, digits, `_`, `$` or `-`, not starting with
