@@ -504,7 +504,7 @@ describe('SqlitePersister messages', () => {
 describe('SqlitePersister batching and ordering', () => {
   it('writes unawaited saveMessage calls of one tick in one transaction, settling each call on its own', async () => {
     const filename = newFile()
-    const persister = persisterAt(filename)
+    const persister = persisterAt(filename, { maxBatchSize: 1000 })
     await persister.saveSession(session('s'))
     const probe = new BetterSqlite3(':memory:')
     const statementPrototype = Object.getPrototypeOf(probe.prepare('select 1')) as {

@@ -41,7 +41,11 @@ export interface SqlitePersisterOptions {
    * the cost of an fsync per transaction. Default is `'normal'`.
    */
   synchronous?: 'normal' | 'full'
-  /** Most `saveMessage` calls written in one transaction. Default is `1000`. */
+  /**
+   * Most `saveMessage` calls written in one transaction. Larger batches save little per message
+   * and keep more serialised rows alive at once (measured with ~1 KB messages: 250 used ~8 % less
+   * CPU than 1000). Default is `250`.
+   */
   maxBatchSize?: number
 }
 
@@ -99,7 +103,7 @@ export class SqlitePersister implements AgentPersister {
     }
     this.filename = options.filename
     this.#busyTimeoutMs = positiveInteger(options.busyTimeoutMs, 'busyTimeoutMs', 5000, true)
-    this.#maxBatchSize = positiveInteger(options.maxBatchSize, 'maxBatchSize', 1000, false)
+    this.#maxBatchSize = positiveInteger(options.maxBatchSize, 'maxBatchSize', 250, false)
     const synchronous = options.synchronous ?? 'normal'
     if (synchronous !== 'normal' && synchronous !== 'full') {
       throw new ConfigurationError("SqlitePersister options.synchronous must be 'normal' or 'full'.")
