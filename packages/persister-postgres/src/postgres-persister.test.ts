@@ -70,7 +70,7 @@ async function rejection(
 }
 
 describe('PostgresPersister options', () => {
-  it('rejects bad options in the constructor with ConfigurationError, before any I/O', () => {
+  it('rejects bad options in the constructor with ConfigurationError, before any I/O', async () => {
     const bad: unknown[] = [
       undefined,
       {},
@@ -91,9 +91,9 @@ describe('PostgresPersister options', () => {
         ConfigurationError,
       )
     }
-    expect(createPostgresPersister({ connectionString: TEST_DATABASE_URL, schema: 'Tenant_42' }).schema).toBe(
-      'Tenant_42',
-    )
+    const valid = createPostgresPersister({ connectionString: TEST_DATABASE_URL, schema: 'Tenant-42_$x' })
+    expect(valid.schema).toBe('Tenant-42_$x')
+    await valid.close()
   })
 
   it('names the server in errors without the password of the connection string', async () => {
