@@ -221,6 +221,11 @@ describe('SqlitePersister files and migrations', () => {
     ])
     await b.deleteSession('from-a')
     expect(await a.getSession('from-a')).toBeNull()
+    // Both opened the new file at once; it was migrated exactly once.
+    const migrations = connect(filename, { readonly: true })
+      .prepare('select version from schema_migrations')
+      .all()
+    expect(migrations).toEqual([{ version: 1 }])
   })
 
   it('rejects a file that is not a SQLite database with a clear PersistenceError and leaves it untouched', async () => {
