@@ -133,6 +133,8 @@ export class ClaudeAdapter implements AgentAdapter {
     this.#client = new Anthropic({
       apiKey,
       maxRetries: 0,
+      // A library stays quiet: the SDK logs (e.g. a malformed frame) only when ANTHROPIC_LOG asks for it.
+      ...(process.env.ANTHROPIC_LOG === undefined ? { logLevel: 'off' as const } : {}),
       ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
     })
   }

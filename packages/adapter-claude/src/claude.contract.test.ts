@@ -6,6 +6,7 @@ import { ClaudeAdapter } from './claude-adapter.js'
 describeAdapterContract({
   name: 'ClaudeAdapter',
   dialect: anthropicMessagesDialect,
-  createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) => new ClaudeAdapter({ baseURL, apiKey, idleTimeoutMs }),
+  createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) =>
+    new ClaudeAdapter({ baseURL, apiKey, idleTimeoutMs }),
   capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage'],
 })
