@@ -121,7 +121,7 @@ describe('createAgent + ClaudeAdapter + SqlitePersister over the loopback server
       { role: 'user', content: [{ type: 'text', text: 'Thanks!' }] },
     ])
     expect(server.requests[1]?.body.messages).toEqual(
-      (server.requests[2]?.body.messages as unknown[]).slice(0, 3),
+      (server.requests[2]!.body.messages as unknown[]).slice(0, 3),
     )
 
     // What was persisted, read back through a fresh persister on the same file.
