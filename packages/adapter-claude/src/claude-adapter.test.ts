@@ -638,6 +638,18 @@ describe('ClaudeAdapter errors', () => {
     await disconnected
   })
 
+  it('keeps a slow stream alive as long as bytes (even pings the SDK skips) keep arriving within idleTimeoutMs', async () => {
+    const ping = 'event: ping\ndata: {"type": "ping"}\n\n'
+    const text = readFixture('text.sse')
+    const start = text.indexOf('event: content_block_start')
+    server.enqueue({ sse: text.slice(0, start) + ping.repeat(6) + text.slice(start), delayMs: 60 })
+    const events = await collect(adapter({ idleTimeoutMs: 400 }).stream('x', base))
+    expect(events.at(-1)).toMatchObject({
+      type: 'message',
+      content: [{ type: 'text', text: 'Hello there!' }],
+    })
+  })
+
   it('fails with kind timeout when no response headers arrive within idleTimeoutMs', async () => {
     server.enqueue({ hang: true })
     const disconnected = server.waitForDisconnect()

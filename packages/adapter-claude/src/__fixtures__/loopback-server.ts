@@ -19,6 +19,8 @@ export interface ReplayAnswer {
   chunkBytes?: number
   /** Stop writing after this many bytes and keep the connection open (a stalled stream). */
   stallAfterBytes?: number
+  /** Wait this long between two writes (default: the next event-loop turn). */
+  delayMs?: number
   /** Never send the response headers (a server that hangs). */
   hang?: boolean
   /** Destroy the socket after this many bytes (a connection reset). */
@@ -162,7 +164,7 @@ async function play(answer: ReplayAnswer, request: IncomingMessage, response: Se
     }
     response.write(piece)
     written += piece.length
-    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => (answer.delayMs === undefined ? setImmediate(resolve) : setTimeout(resolve, answer.delayMs)))
   }
   response.end()
 }
