@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { AdapterError, adapterErrorKindFromStatus, isAdapterError, parseRetryAfterMs } from './errors/adapter-error.js'
+import {
+  AdapterError,
+  adapterErrorKindFromStatus,
+  isAdapterError,
+  parseRetryAfterMs,
+} from './errors/adapter-error.js'
 import { AgentError, isAgentError } from './errors/agent-error.js'
 import { PersistenceError } from './errors/persistence-error.js'
 import { SessionStateError } from './errors/session-state-error.js'
@@ -22,21 +27,45 @@ describe('uuidv7', () => {
 describe('errors', () => {
   it('are recognisable across package copies through a Symbol.for marker', () => {
     const error = new AdapterError('x', { kind: 'rate_limit', provider: 'p', status: 429, retryAfterMs: 5 })
-    const foreign = Object.assign(Object.create(Error.prototype), { kind: 'server', provider: 'p', code: 'X' })
+    const foreign = Object.assign(Object.create(Error.prototype), {
+      kind: 'server',
+      provider: 'p',
+      code: 'X',
+    })
     Object.defineProperty(foreign, Symbol.for('agentx.error'), { value: true })
     expect(isAgentError(error)).toBe(true)
     expect(isAdapterError(foreign)).toBe(true)
     expect(isAgentError(new Error('plain'))).toBe(false)
-    expect(error).toMatchObject({ name: 'AdapterError', code: 'ADAPTER_RATE_LIMIT', retryable: true, retryAfterMs: 5 })
+    expect(error).toMatchObject({
+      name: 'AdapterError',
+      code: 'ADAPTER_RATE_LIMIT',
+      retryable: true,
+      retryAfterMs: 5,
+    })
     expect(new AdapterError('x', { kind: 'invalid_request', provider: 'p' }).retryable).toBe(false)
-    expect(new PersistenceError('closed', { code: 'CLOSED' })).toMatchObject({ code: 'CLOSED', retryable: false })
+    expect(new PersistenceError('closed', { code: 'CLOSED' })).toMatchObject({
+      code: 'CLOSED',
+      retryable: false,
+    })
     expect(new AgentError('m', 'C', { cause: 'why' }).cause).toBe('why')
   })
 
   it('map HTTP statuses to kinds', () => {
-    expect([400, 401, 403, 404, 408, 409, 413, 429, 500, 503, 529, 418].map(adapterErrorKindFromStatus)).toEqual([
-      'invalid_request', 'authentication', 'permission', 'not_found', 'timeout', 'server', 'context_length', 'rate_limit',
-      'server', 'overloaded', 'overloaded', 'unknown',
+    expect(
+      [400, 401, 403, 404, 408, 409, 413, 429, 500, 503, 529, 418].map(adapterErrorKindFromStatus),
+    ).toEqual([
+      'invalid_request',
+      'authentication',
+      'permission',
+      'not_found',
+      'timeout',
+      'server',
+      'context_length',
+      'rate_limit',
+      'server',
+      'overloaded',
+      'overloaded',
+      'unknown',
     ])
   })
 
@@ -85,9 +114,21 @@ describe('cloneJson', () => {
 })
 
 describe('WriteQueue', () => {
-  const session = { id: 's', summary: '', createdAt: '2026-01-01T00:00:00.000Z', lastActivity: '2026-01-01T00:00:00.000Z', state: 'idle' as const, tokenUsage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
+  const session = {
+    id: 's',
+    summary: '',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    lastActivity: '2026-01-01T00:00:00.000Z',
+    state: 'idle' as const,
+    tokenUsage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+  }
   const message = (text: string, incomplete?: boolean) => ({
-    id: 'm1', sessionId: 's', seq: 0, type: 'agent' as const, content: text, timestamp: '2026-01-01T00:00:00.000Z',
+    id: 'm1',
+    sessionId: 's',
+    seq: 0,
+    type: 'agent' as const,
+    content: text,
+    timestamp: '2026-01-01T00:00:00.000Z',
     ...(incomplete ? { incomplete } : {}),
   })
 

@@ -3,14 +3,29 @@
 // Agent
 export { AgentCore } from './agent/agent-core.js'
 export type { Agent } from './agent/agent-core.js'
-export type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent/agent-config.js'
+export type {
+  AgentConfig,
+  AgentDeps,
+  CreateSessionOptions,
+  GetSessionsOptions,
+} from './agent/agent-config.js'
 export { createAgent } from './agent/create-agent.js'
 export { SessionManager } from './agent/session-manager.js'
 export type { SessionManagerOptions } from './agent/session-manager.js'
 
 // Contracts
-export type { AdapterMessage, AdapterStreamOptions, AgentAdapter, ToolDefinition } from './contracts/agent-adapter.js'
-export type { AgentPersister, GetMessagesQuery, ListSessionsQuery, SessionData } from './contracts/agent-persister.js'
+export type {
+  AdapterMessage,
+  AdapterStreamOptions,
+  AgentAdapter,
+  ToolDefinition,
+} from './contracts/agent-adapter.js'
+export type {
+  AgentPersister,
+  GetMessagesQuery,
+  ListSessionsQuery,
+  SessionData,
+} from './contracts/agent-persister.js'
 export type { SessionFactory } from './contracts/session-factory.js'
 export type {
   AnyMessage,

@@ -86,31 +86,40 @@ describe('PostgresPersister when connections fail', () => {
       logger,
     })
     try {
-      await store.saveSession(session('s'))
-      const writes: Array<Promise<void>> = []
-      let terminated = 0
-      for (let round = 0; round < 10; round++) {
-        for (let index = 0; index < 100; index++) {
-          const seq = round * 100 + index
-          writes.push(store.saveMessage('s', message('s', seq)))
+      // Whether a termination lands on a statement in flight depends on timing, so the run is
+      // repeated (each time on a new session) until a write was seen failing and retried.
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const id = `s${attempt}`
+        await store.saveSession(session(id))
+        const writes: Array<Promise<void>> = []
+        let terminated = 0
+        for (let round = 0; round < 10; round++) {
+          for (let index = 0; index < 100; index++) {
+            const seq = round * 100 + index
+            writes.push(store.saveMessage(id, message(id, seq)))
+          }
+          // Kill the connections while this round's batches are being written.
+          if (round % 3 === 1) {
+            await new Promise((resolve) => setImmediate(resolve))
+            terminated += await terminateBackends(applicationName)
+          }
         }
-        // Kill the connections while this round's batches are being written.
-        if (round % 3 === 1) {
-          await new Promise((resolve) => setImmediate(resolve))
-          terminated += await terminateBackends(applicationName)
-        }
+        await Promise.all(writes)
+        expect(terminated).toBeGreaterThan(0)
+        const stored = await store.getMessages(id)
+        expect(stored.map((m) => m.seq)).toEqual(Array.from({ length: 1000 }, (_, seq) => seq))
+        expect(stored[999]).toEqual(message(id, 999))
+        const { rows } = await admin.query(
+          `select count(*)::int as count from "${store.schema}".messages where session_id = $1`,
+          [id],
+        )
+        expect(rows).toEqual([{ count: 1000 }])
+        if (logger.warnings.some((warning) => warning.includes('could not save'))) break
       }
-      await Promise.all(writes)
-      expect(terminated).toBeGreaterThan(0)
-      const stored = await store.getMessages('s')
-      expect(stored.map((m) => m.seq)).toEqual(Array.from({ length: 1000 }, (_, seq) => seq))
-      expect(stored[999]).toEqual(message('s', 999))
-      const { rows } = await admin.query(`select count(*)::int as count from "${store.schema}".messages`)
-      expect(rows).toEqual([{ count: 1000 }])
+      expect(logger.warnings.some((warning) => warning.includes('could not save'))).toBe(true)
       // Reads recover too.
       expect(await terminateBackends(applicationName)).toBeGreaterThan(0)
-      expect((await store.getSession('s'))?.id).toBe('s')
-      expect(logger.warnings.some((warning) => warning.includes('could not save'))).toBe(true)
+      expect((await store.getSession('s0'))?.id).toBe('s0')
       expect(logger.warnings.join('\n')).not.toContain('hunter2')
     } finally {
       await store.close()

@@ -69,7 +69,10 @@ export class AgentCore implements Agent {
     return (await this.#ready()).manager.createSession(options)
   }
 
-  async chat(content: string | ContentBlock[], options: CreateSessionOptions & SendOptions = {}): Promise<Session> {
+  async chat(
+    content: string | ContentBlock[],
+    options: CreateSessionOptions & SendOptions = {},
+  ): Promise<Session> {
     const { summary, metadata, cwd, tools, ...sendOptions } = options
     const create: CreateSessionOptions = {}
     if (options.model !== undefined) create.model = options.model
@@ -142,7 +145,8 @@ export class AgentCore implements Agent {
         ...(config.appName === undefined ? {} : { appName: config.appName }),
       })
       const repaired = await manager.repairInterrupted()
-      if (repaired > 0) deps.logger?.info('agentx: marked sessions of a crashed process as interrupted', { repaired })
+      if (repaired > 0)
+        deps.logger?.info('agentx: marked sessions of a crashed process as interrupted', { repaired })
       return { manager, adapter, persister, ownsPersister }
     } catch (error) {
       if (ownsPersister) await persister.close?.().catch(() => undefined)

@@ -24,7 +24,10 @@ class ProbePersister extends InMemoryPersister {
   readonly calls: string[] = []
   failMessageWrites = 0
   alwaysFail = false
-  override async getMessages(sessionId: string, query?: { afterSeq?: number; limit?: number }): Promise<AnyMessage[]> {
+  override async getMessages(
+    sessionId: string,
+    query?: { afterSeq?: number; limit?: number },
+  ): Promise<AnyMessage[]> {
     this.calls.push('getMessages')
     return super.getMessages(sessionId, query)
   }
@@ -67,7 +70,10 @@ describe('agent initialization', () => {
 
   it('loads history: stored sessions are listed, and their messages load on first access', async () => {
     const persister = new ProbePersister()
-    const first = createAgent({}, { adapter: new ScriptedAdapter([textTurn('one'), textTurn('two')]), persister })
+    const first = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('one'), textTurn('two')]), persister },
+    )
     const a = await first.createSession()
     await a.send('first')
     const b = await first.createSession()
@@ -151,7 +157,9 @@ describe('create empty session', () => {
 describe('send', () => {
   it('persists the user message, streams deltas in order, persists the agent message, saves metadata and usage', async () => {
     const persister = new InMemoryPersister()
-    const adapter = new ScriptedAdapter([textTurn('Hello there, friend', { chunkSize: 5, usage: usage(10, 4) })])
+    const adapter = new ScriptedAdapter([
+      textTurn('Hello there, friend', { chunkSize: 5, usage: usage(10, 4) }),
+    ])
     const agent = createAgent({ model: 'm1', systemPrompt: 'sys' }, { adapter, persister })
     const session = await agent.createSession()
     const events: SessionEvent[] = []
@@ -168,7 +176,10 @@ describe('send', () => {
       'e, fr',
       'iend',
     ])
-    expect(events.filter((e) => e.type === 'state').map((e) => (e as { state: string }).state)).toEqual(['active', 'idle'])
+    expect(events.filter((e) => e.type === 'state').map((e) => (e as { state: string }).state)).toEqual([
+      'active',
+      'idle',
+    ])
     expect(events.at(-1)?.type).toBe('done')
 
     const stored = await persister.getMessages(session.id)
@@ -196,21 +207,34 @@ describe('send', () => {
 
   it('sends the persisted history on the next turn and accumulates usage across sends', async () => {
     const persister = new InMemoryPersister()
-    const adapter = new ScriptedAdapter([textTurn('A', { usage: usage(1, 2) }), textTurn('B', { usage: usage(3, 4) })])
+    const adapter = new ScriptedAdapter([
+      textTurn('A', { usage: usage(1, 2) }),
+      textTurn('B', { usage: usage(3, 4) }),
+    ])
     const agent = createAgent({}, { adapter, persister })
     const session = await agent.createSession()
     await session.send('one')
     await session.send('two')
     await session.flush()
-    expect(adapter.calls[1]!.options.history.map((m) => m.content)).toEqual(['one', [{ type: 'text', text: 'A' }]])
+    expect(adapter.calls[1]!.options.history.map((m) => m.content)).toEqual([
+      'one',
+      [{ type: 'text', text: 'A' }],
+    ])
     expect(session.getTokenUsage()).toEqual(usage(4, 6))
     expect((await persister.getSession(session.id))!.tokenUsage).toEqual(usage(4, 6))
   })
 
   it('keeps the user message when the provider fails', async () => {
     const persister = new InMemoryPersister()
-    const failure = new AdapterError('bad request', { kind: 'invalid_request', provider: 'scripted', status: 400 })
-    const agent = createAgent({ retry: fastRetry }, { adapter: new ScriptedAdapter([{ events: [], error: failure }]), persister })
+    const failure = new AdapterError('bad request', {
+      kind: 'invalid_request',
+      provider: 'scripted',
+      status: 400,
+    })
+    const agent = createAgent(
+      { retry: fastRetry },
+      { adapter: new ScriptedAdapter([{ events: [], error: failure }]), persister },
+    )
     const session = await agent.createSession()
     await expect(session.send('keep me')).rejects.toBe(failure)
     await session.flush()
@@ -219,20 +243,34 @@ describe('send', () => {
   })
 
   it('stream() yields the same events as subscribers receive, ending with done', async () => {
-    const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('streamed')]), persister: new InMemoryPersister() })
+    const agent = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('streamed')]), persister: new InMemoryPersister() },
+    )
     const session = await agent.createSession()
     const seen: SessionEvent[] = []
     session.subscribe((event) => seen.push(event))
     const streamed = await collect(session.stream('go'))
     expect(streamed).toEqual(seen)
-    expect(streamed.map((e) => e.type)).toEqual(['message', 'state', 'text-delta', 'text-delta', 'message', 'state', 'done'])
+    expect(streamed.map((e) => e.type)).toEqual([
+      'message',
+      'state',
+      'text-delta',
+      'text-delta',
+      'message',
+      'state',
+      'done',
+    ])
   })
 })
 
 describe('load historical session after restart', () => {
   it('a new agent over the same persister continues the conversation where it stopped', async () => {
     const persister = new InMemoryPersister()
-    const first = createAgent({}, { adapter: new ScriptedAdapter([textTurn('first reply', { usage: usage(5, 5) })]), persister })
+    const first = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('first reply', { usage: usage(5, 5) })]), persister },
+    )
     const session = await first.createSession()
     await session.send('before restart')
     await first.close()
@@ -290,7 +328,10 @@ describe('delete session', () => {
 describe('chat', () => {
   it('creates a session, sends, and returns the session', async () => {
     const persister = new InMemoryPersister()
-    const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('TypeScript is typed JavaScript.')]), persister })
+    const agent = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('TypeScript is typed JavaScript.')]), persister },
+    )
     const session = await agent.chat('What is TypeScript?')
     expect(session.state).toBe('idle')
     await agent.close()
@@ -301,7 +342,10 @@ describe('chat', () => {
 describe('resume with provider session id', () => {
   it('captures the provider session id, sends it as resume, and keeps it across a restart', async () => {
     const persister = new InMemoryPersister()
-    const adapter = new ScriptedAdapter([textTurn('one', { sessionId: 'prov-1' }), textTurn('two', { sessionId: 'prov-2' })])
+    const adapter = new ScriptedAdapter([
+      textTurn('one', { sessionId: 'prov-1' }),
+      textTurn('two', { sessionId: 'prov-2' }),
+    ])
     const agent = createAgent({}, { adapter, persister })
     const session = await agent.createSession()
     await session.send('a')
@@ -337,7 +381,12 @@ describe('error handling', () => {
   })
 
   it('honours retryAfterMs of a 429', async () => {
-    const limited = new AdapterError('slow down', { kind: 'rate_limit', provider: 'scripted', status: 429, retryAfterMs: 40 })
+    const limited = new AdapterError('slow down', {
+      kind: 'rate_limit',
+      provider: 'scripted',
+      status: 429,
+      retryAfterMs: 40,
+    })
     const adapter = new ScriptedAdapter([{ events: [], error: limited }, textTurn('ok')])
     const agent = createAgent({ retry: fastRetry }, { adapter, persister: new InMemoryPersister() })
     const session = await agent.createSession()
@@ -347,7 +396,9 @@ describe('error handling', () => {
   })
 
   it('gives up after maxRetries with the last AdapterError itself, and emits retries-exhausted', async () => {
-    const errors = [1, 2, 3].map((n) => new AdapterError(`overloaded ${n}`, { kind: 'overloaded', provider: 'scripted', status: 529 }))
+    const errors = [1, 2, 3].map(
+      (n) => new AdapterError(`overloaded ${n}`, { kind: 'overloaded', provider: 'scripted', status: 529 }),
+    )
     const adapter = new ScriptedAdapter(errors.map((error) => ({ events: [], error })))
     const agent = createAgent({ retry: fastRetry }, { adapter, persister: new InMemoryPersister() })
     const session = await agent.createSession()
@@ -367,7 +418,11 @@ describe('error handling', () => {
     const adapter = new ScriptedAdapter([{ events: [], error: bad }, textTurn('fine now')])
     const agent = createAgent({ retry: fastRetry }, { adapter, persister })
     const session = await agent.createSession()
-    await expect(session.send('first')).rejects.toMatchObject({ kind: 'invalid_request', retryable: false, provider: 'scripted' })
+    await expect(session.send('first')).rejects.toMatchObject({
+      kind: 'invalid_request',
+      retryable: false,
+      provider: 'scripted',
+    })
     expect(adapter.calls).toHaveLength(1)
     expect(session.state).toBe('error')
     const result = await session.send('second')
@@ -390,14 +445,22 @@ describe('error handling', () => {
     expect(adapter.calls).toHaveLength(1)
     await session.flush()
     const stored = await persister.getMessages(session.id)
-    expect(stored[1]).toMatchObject({ type: 'agent', incomplete: true, stopReason: 'error', content: [{ type: 'text', text: 'partial ' }] })
+    expect(stored[1]).toMatchObject({
+      type: 'agent',
+      incomplete: true,
+      stopReason: 'error',
+      content: [{ type: 'text', text: 'partial ' }],
+    })
   })
 })
 
 describe('abort', () => {
   it('keeps the partial reply as incomplete, rejects with kind aborted, and accepts the next send', async () => {
     const persister = new InMemoryPersister()
-    const adapter = new ScriptedAdapter([{ events: textTurn('one two three four five six', { chunkSize: 4 }), delayMs: 15 }, textTurn('next')])
+    const adapter = new ScriptedAdapter([
+      { events: textTurn('one two three four five six', { chunkSize: 4 }), delayMs: 15 },
+      textTurn('next'),
+    ])
     const agent = createAgent({}, { adapter, persister })
     const session = await agent.createSession()
     session.subscribe((event) => {
@@ -410,7 +473,12 @@ describe('abort', () => {
     expect(adapter.calls[0]!.options.signal?.aborted).toBe(true)
     await session.flush()
     const stored = await persister.getMessages(session.id)
-    expect(stored[1]).toMatchObject({ type: 'agent', incomplete: true, stopReason: 'aborted', content: [{ type: 'text', text: 'one two ' }] })
+    expect(stored[1]).toMatchObject({
+      type: 'agent',
+      incomplete: true,
+      stopReason: 'aborted',
+      content: [{ type: 'text', text: 'one two ' }],
+    })
     expect((await session.send('again')).text).toBe('next')
   })
 
@@ -429,7 +497,13 @@ describe('abort', () => {
 
   it('a partial reply with an unanswered tool call is replayed without that tool call', async () => {
     const adapter = new ScriptedAdapter([
-      { events: [{ type: 'text-delta', text: 'Let me look' }, { type: 'tool-call', id: 't1', name: 'clock', input: {} }], waitForAbort: true },
+      {
+        events: [
+          { type: 'text-delta', text: 'Let me look' },
+          { type: 'tool-call', id: 't1', name: 'clock', input: {} },
+        ],
+        waitForAbort: true,
+      },
       textTurn('fresh start'),
     ])
     const persister = new InMemoryPersister()
@@ -443,7 +517,10 @@ describe('abort', () => {
     await session.flush()
     const stored = await persister.getMessages(session.id)
     expect(stored[1]).toMatchObject({ incomplete: true, stopReason: 'aborted' })
-    expect(stored[1]!.content).toEqual([{ type: 'text', text: 'Let me look' }, { type: 'tool_use', id: 't1', name: 'clock', input: {} }])
+    expect(stored[1]!.content).toEqual([
+      { type: 'text', text: 'Let me look' },
+      { type: 'tool_use', id: 't1', name: 'clock', input: {} },
+    ])
   })
 
   it('aborts promptly even when the adapter ignores the signal', async () => {
@@ -464,7 +541,9 @@ describe('abort', () => {
 describe('close', () => {
   it('aborts a running send, keeps its partial reply, flushes, and rejects later calls', async () => {
     const persister = new InMemoryPersister()
-    const adapter = new ScriptedAdapter([{ events: [{ type: 'text-delta', text: 'half a rep' }], waitForAbort: true }])
+    const adapter = new ScriptedAdapter([
+      { events: [{ type: 'text-delta', text: 'half a rep' }], waitForAbort: true },
+    ])
     const agent = createAgent({}, { adapter, persister })
     const session = await agent.createSession()
     const sent = session.send('long question').catch((e: unknown) => e)
@@ -485,7 +564,10 @@ describe('close', () => {
 describe('concurrency', () => {
   it('a second send while active rejects with SessionBusyError and writes nothing', async () => {
     const persister = new ProbePersister()
-    const agent = createAgent({}, { adapter: new ScriptedAdapter([{ events: textTurn('slow'), delayMs: 10 }]), persister })
+    const agent = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([{ events: textTurn('slow'), delayMs: 10 }]), persister },
+    )
     const session = await agent.createSession()
     const first = session.send('one')
     const second = session.send('two')
@@ -494,7 +576,10 @@ describe('concurrency', () => {
     expect((error as SessionBusyError).code).toBe('SESSION_BUSY')
     await first
     await session.flush()
-    expect((await persister.getMessages(session.id)).map((m) => m.content)).toEqual(['one', [{ type: 'text', text: 'slow' }]])
+    expect((await persister.getMessages(session.id)).map((m) => m.content)).toEqual([
+      'one',
+      [{ type: 'text', text: 'slow' }],
+    ])
     const third = session.stream('three')
     await expect(collect(session.stream('four'))).rejects.toBeInstanceOf(SessionBusyError)
     await collect(third).catch(() => undefined)
@@ -568,7 +653,10 @@ describe('persistence failures', () => {
       }
     }
     const persister = new SlowPersister()
-    const agent = createAgent({ durability: 'sync' }, { adapter: new ScriptedAdapter([textTurn('ok')]), persister })
+    const agent = createAgent(
+      { durability: 'sync' },
+      { adapter: new ScriptedAdapter([textTurn('ok')]), persister },
+    )
     const session = await agent.createSession()
     let resolved = false
     const sent = session.send('x').then(() => {
@@ -583,7 +671,9 @@ describe('persistence failures', () => {
 
   it('checkpoints a long streaming reply as an incomplete agent message under its final id', async () => {
     const persister = new InMemoryPersister()
-    const adapter = new ScriptedAdapter([{ events: textTurn('word '.repeat(12), { chunkSize: 5 }), delayMs: 10 }])
+    const adapter = new ScriptedAdapter([
+      { events: textTurn('word '.repeat(12), { chunkSize: 5 }), delayMs: 10 },
+    ])
     const agent = createAgent({ checkpointIntervalMs: 25 }, { adapter, persister })
     const session = await agent.createSession()
     const snapshots: AnyMessage[] = []
@@ -597,7 +687,9 @@ describe('persistence failures', () => {
     await session.flush()
     const final = (await persister.getMessages(session.id))[1]!
     expect(snapshots.length).toBeGreaterThan(0)
-    expect(snapshots.every((m) => m.incomplete === true && m.id === final.id && m.seq === final.seq)).toBe(true)
+    expect(snapshots.every((m) => m.incomplete === true && m.id === final.id && m.seq === final.seq)).toBe(
+      true,
+    )
     expect(final.incomplete).toBeUndefined()
     expect(final.content).toEqual([{ type: 'text', text: 'word '.repeat(12) }])
   })
@@ -648,13 +740,26 @@ describe('tool loop', () => {
     expect(stored.map((m) => m.type)).toEqual(['user', 'agent', 'tool', 'agent'])
     expect(stored[2]!.content).toEqual([
       { type: 'tool_result', toolUseId: 't1', content: [{ type: 'text', text: '12:00 UTC' }] },
-      { type: 'tool_result', toolUseId: 't2', content: [{ type: 'text', text: '{"sky":"clear","celsius":21}' }] },
-      { type: 'tool_result', toolUseId: 't3', content: [{ type: 'text', text: 'tool exploded' }], isError: true },
+      {
+        type: 'tool_result',
+        toolUseId: 't2',
+        content: [{ type: 'text', text: '{"sky":"clear","celsius":21}' }],
+      },
+      {
+        type: 'tool_result',
+        toolUseId: 't3',
+        content: [{ type: 'text', text: 'tool exploded' }],
+        isError: true,
+      },
     ])
     expect(adapter.calls[1]!.prompt).toEqual(stored[2]!.content)
     expect(adapter.calls[1]!.options.history.map((m) => m.type)).toEqual(['user', 'agent'])
     expect(events.filter((e) => e.type === 'tool-call')).toHaveLength(3)
-    expect(events.filter((e) => e.type === 'tool-result').find((e) => (e as { toolUseId: string }).toolUseId === 't3')).toMatchObject({ isError: true })
+    expect(
+      events
+        .filter((e) => e.type === 'tool-result')
+        .find((e) => (e as { toolUseId: string }).toolUseId === 't3'),
+    ).toMatchObject({ isError: true })
     expect(result.messages.map((m) => m.type)).toEqual(['user', 'agent', 'tool', 'agent'])
   })
 
@@ -675,15 +780,28 @@ describe('tool loop', () => {
         return name
       },
     })
-    const adapter = new ScriptedAdapter([toolCallTurn([{ id: 'a', name: 'a', input: {} }, { id: 'b', name: 'b', input: {} }]), textTurn('done')])
-    const agent = createAgent({ tools: [slow('a'), slow('b')] }, { adapter, persister: new InMemoryPersister() })
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([
+        { id: 'a', name: 'a', input: {} },
+        { id: 'b', name: 'b', input: {} },
+      ]),
+      textTurn('done'),
+    ])
+    const agent = createAgent(
+      { tools: [slow('a'), slow('b')] },
+      { adapter, persister: new InMemoryPersister() },
+    )
     const result = await (await agent.createSession()).send('go')
     expect(result.text).toBe('done')
     expect(started.sort()).toEqual(['a', 'b'])
   })
 
   it('maxSteps stops the loop', async () => {
-    const adapter = new ScriptedAdapter(Array.from({ length: 5 }, (_, i) => toolCallTurn([{ id: `c${i}`, name: 'clock', input: { zone: 'UTC' } }])))
+    const adapter = new ScriptedAdapter(
+      Array.from({ length: 5 }, (_, i) =>
+        toolCallTurn([{ id: `c${i}`, name: 'clock', input: { zone: 'UTC' } }]),
+      ),
+    )
     const persister = new InMemoryPersister()
     const agent = createAgent({ tools: [clock], maxSteps: 2 }, { adapter, persister })
     const session = await agent.createSession()
@@ -691,7 +809,13 @@ describe('tool loop', () => {
     expect(adapter.calls).toHaveLength(2)
     expect(result.stopReason).toBe('tool_use')
     await session.flush()
-    expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual(['user', 'agent', 'tool', 'agent', 'tool'])
+    expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual([
+      'user',
+      'agent',
+      'tool',
+      'agent',
+      'tool',
+    ])
   })
 })
 

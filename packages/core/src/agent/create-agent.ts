@@ -17,7 +17,8 @@ export function createAgent(config: AgentConfig = {}, deps: AgentDeps = {}): Age
 }
 
 function validateConfig(config: AgentConfig): void {
-  if (typeof config !== 'object' || config === null) throw new ConfigurationError('createAgent needs a config object.')
+  if (typeof config !== 'object' || config === null)
+    throw new ConfigurationError('createAgent needs a config object.')
   const positiveInteger = (value: number | undefined, name: string, min: number): void => {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) {
       throw new ConfigurationError(`${name} must be an integer >= ${min}, got ${String(value)}.`)

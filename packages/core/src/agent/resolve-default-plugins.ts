@@ -6,9 +6,17 @@ import type { AgentPersister } from '../contracts/agent-persister.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 
 /** The default adapter package and its factory. */
-export const DEFAULT_ADAPTER = { packageName: '@agentx/adapter-claude', factory: 'createClaudeAdapter', dep: 'deps.adapter' }
+export const DEFAULT_ADAPTER = {
+  packageName: '@agentx/adapter-claude',
+  factory: 'createClaudeAdapter',
+  dep: 'deps.adapter',
+}
 /** The default persister package and its factory. */
-export const DEFAULT_PERSISTER = { packageName: '@agentx/persister-sqlite', factory: 'createSqlitePersister', dep: 'deps.persister' }
+export const DEFAULT_PERSISTER = {
+  packageName: '@agentx/persister-sqlite',
+  factory: 'createSqlitePersister',
+  dep: 'deps.persister',
+}
 
 type Plugin = typeof DEFAULT_ADAPTER
 
@@ -52,7 +60,9 @@ export async function createDefaultAdapter(): Promise<AgentAdapter> {
   const module = await importDefaultPlugin(DEFAULT_ADAPTER)
   const factory = module[DEFAULT_ADAPTER.factory]
   if (typeof factory !== 'function') {
-    throw new ConfigurationError(`${DEFAULT_ADAPTER.packageName} does not export ${DEFAULT_ADAPTER.factory}().`)
+    throw new ConfigurationError(
+      `${DEFAULT_ADAPTER.packageName} does not export ${DEFAULT_ADAPTER.factory}().`,
+    )
   }
   return (await factory({})) as AgentAdapter
 }
@@ -62,7 +72,9 @@ export async function createDefaultPersister(workspace: string): Promise<AgentPe
   const module = await importDefaultPlugin(DEFAULT_PERSISTER)
   const factory = module[DEFAULT_PERSISTER.factory]
   if (typeof factory !== 'function') {
-    throw new ConfigurationError(`${DEFAULT_PERSISTER.packageName} does not export ${DEFAULT_PERSISTER.factory}().`)
+    throw new ConfigurationError(
+      `${DEFAULT_PERSISTER.packageName} does not export ${DEFAULT_PERSISTER.factory}().`,
+    )
   }
   return (await factory({ filename: join(workspace, '.agentx', 'data', 'agent.db') })) as AgentPersister
 }

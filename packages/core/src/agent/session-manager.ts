@@ -85,7 +85,9 @@ export class SessionManager {
       limit: options.limit ?? 50,
       offset: options.offset ?? 0,
     })
-    return page.filter((data) => this.#inScope(data)).map((data) => this.#sessions.get(data.id) ?? this.#adopt(data, undefined))
+    return page
+      .filter((data) => this.#inScope(data))
+      .map((data) => this.#sessions.get(data.id) ?? this.#adopt(data, undefined))
   }
 
   /** Deletes a session and its messages. An unknown id is a no-op. */
@@ -137,8 +139,18 @@ export class SessionManager {
 
   #adopt(data: SessionData, messages: [] | undefined, tools?: Tool[]): Session {
     const { factory, adapter, runtime, persister } = this.#options
-    const options: SessionRuntimeOptions = tools?.length ? { ...runtime, tools: [...runtime.tools, ...tools] } : runtime
-    const session = factory.createSession(data.id, data, adapter, options, persister, messages, data.tokenUsage)
+    const options: SessionRuntimeOptions = tools?.length
+      ? { ...runtime, tools: [...runtime.tools, ...tools] }
+      : runtime
+    const session = factory.createSession(
+      data.id,
+      data,
+      adapter,
+      options,
+      persister,
+      messages,
+      data.tokenUsage,
+    )
     this.#sessions.set(data.id, session)
     const unsubscribe = session.subscribe((event) => {
       if (event.type === 'state' && event.state === 'deleted') {
@@ -151,7 +163,9 @@ export class SessionManager {
 
   #inScope(data: SessionData): boolean {
     const { userId, appName } = this.#options
-    return (userId === undefined || data.userId === userId) && (appName === undefined || data.appName === appName)
+    return (
+      (userId === undefined || data.userId === userId) && (appName === undefined || data.appName === appName)
+    )
   }
 }
 

@@ -15,14 +15,14 @@ export interface AdapterStreamOptions {
   model: string
   /**
    * The persisted conversation before `prompt`, in `seq` order. A stateless provider replays it;
-   * a stateful one may skip it when `resume` is given (rule A-REQ-04).
+   * a stateful one may skip it when `resume` is given (rules A-REQ-009, A-REQ-010).
    */
   history: AnyMessage[]
   systemPrompt?: string
   tools?: ToolDefinition[]
   /** A provider session id that an earlier `session` {@link AdapterMessage} reported. */
   resume?: string
-  /** Cancels the request. The adapter MUST close the connection and throw kind `aborted` (A-ABT-02). */
+  /** Cancels the request. The adapter MUST close the connection and throw kind `aborted` (A-ABT-002, A-ABT-003). */
   signal?: AbortSignal
   maxOutputTokens?: number
   temperature?: number
@@ -36,7 +36,7 @@ export type AdapterMessage =
   | { type: 'thinking-delta'; text: string }
   /** A fully assembled tool call (arguments parsed). */
   | { type: 'tool-call'; id: string; name: string; input: unknown }
-  /** The complete response: exactly one per model response, after its deltas (A-STR-05). */
+  /** The complete response: exactly one per model response, after its deltas (A-STR-005). */
   | { type: 'message'; content: ContentBlock[]; stopReason: StopReason | undefined }
   /** Usage of this response. Adapters report it once per response; core adds up what it receives. */
   | { type: 'usage'; usage: TokenUsage }
@@ -48,7 +48,7 @@ export type AdapterMessage =
  *
  * Called by a session once per model request. An adapter reports a failure by throwing an
  * {@link AdapterError}; it MUST NOT swallow one, and MUST NOT retry once it has yielded an event
- * (A-REQ-03): retries are the kernel's job.
+ * (A-REQ-007): retries are the kernel's job.
  */
 export interface AgentAdapter {
   /** Contract version. Default is `'v1'`. */

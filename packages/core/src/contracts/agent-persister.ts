@@ -46,34 +46,34 @@ export interface GetMessagesQuery {
  * The plugin boundary to storage.
  *
  * Called by the kernel's write queue (writes) and by the session manager (reads). Every method
- * returns a promise and MUST NOT throw synchronously (P-LIF-01). Every value returned MUST be
- * deep-equal to what was saved (P-SES-01, P-MSG-01), and a copy (P-SES-07). Errors are
+ * returns a promise and MUST NOT throw synchronously (P-LIF-001). Every value returned MUST be
+ * deep-equal to what was saved (P-SES-001, P-MSG-001), and a copy (P-SES-011, P-MSG-021). Errors are
  * {@link AgentError}s with a stable code: `NOT_FOUND`, `VALIDATION`, `CLOSED`, `PAYLOAD_TOO_LARGE`
- * or `PERSISTENCE` (P-ERR-01).
+ * or `PERSISTENCE` (P-ERR-001).
  */
 export interface AgentPersister {
   /** Contract version. Default is `'v1'`. */
   readonly specificationVersion?: 'v1'
-  /** Creates or replaces a session's metadata (upsert, P-SES-03). */
+  /** Creates or replaces a session's metadata (upsert, P-SES-003). */
   saveSession(session: SessionData): Promise<void>
-  /** Resolves to `null` for an unknown id (P-SES-02). */
+  /** Resolves to `null` for an unknown id (P-SES-002). */
   getSession(id: string): Promise<SessionData | null>
   getAllSessions(): Promise<SessionData[]>
   /**
-   * Sessions by `lastActivity` descending, `id` as tie-break (P-SES-06). The kernel calls it with
+   * Sessions by `lastActivity` descending, `id` as tie-break (P-SES-007). The kernel calls it with
    * `state: 'active'` at start-up: a persister SHOULD answer that from an index.
    */
   listSessions(query: ListSessionsQuery): Promise<SessionData[]>
-  /** Deletes a session and its messages (cascade, P-SES-10). An unknown id is a no-op. */
+  /** Deletes a session and its messages (cascade, P-SES-017). An unknown id is a no-op. */
   deleteSession(id: string): Promise<void>
   /**
-   * Creates or replaces a message by id (P-MSG-03). An unknown session rejects with `NOT_FOUND`
-   * and writes nothing (P-MSG-06).
+   * Creates or replaces a message by id (P-MSG-003). An unknown session rejects with `NOT_FOUND`
+   * and writes nothing (P-MSG-007).
    */
   saveMessage(sessionId: string, message: AnyMessage): Promise<void>
-  /** A session's messages in `seq` order (P-MSG-02); `[]` for an unknown session. */
+  /** A session's messages in `seq` order (P-MSG-002); `[]` for an unknown session. */
   getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]>
-  /** Deletes a session's messages, keeping the session (P-MSG-11). */
+  /** Deletes a session's messages, keeping the session (P-MSG-015). */
   deleteMessages(sessionId: string): Promise<void>
   /** Releases resources the persister created. Idempotent; later calls reject with `CLOSED`. */
   close?(): Promise<void>

@@ -10,7 +10,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 
 /**
  * Provider-specific data attached to a content block or message, keyed by provider name
- * (`{ claude: { … } }`). Persisters MUST round-trip it unchanged (rule P-MSG-015).
+ * (`{ claude: { … } }`). Persisters MUST round-trip it unchanged (rule P-MSG-020).
  */
 export type ProviderMetadata = Record<string, unknown>
 
@@ -19,9 +19,16 @@ export type MessageType = 'user' | 'agent' | 'tool' | 'system'
 
 /**
  * Why a model response ended. Adapters map their provider's reasons onto this list; a reason
- * they do not know becomes `other` (rule A-FIN-01).
+ * they do not know becomes `other` (rule A-FIN-004).
  */
-export type StopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'content_filter' | 'aborted' | 'error' | 'other'
+export type StopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'tool_use'
+  | 'content_filter'
+  | 'aborted'
+  | 'error'
+  | 'other'
 
 /** A piece of text. */
 export interface TextBlock {

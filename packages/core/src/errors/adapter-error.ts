@@ -15,7 +15,13 @@ export type AdapterErrorKind =
   | 'aborted'
   | 'unknown'
 
-const RETRYABLE_KINDS: ReadonlySet<AdapterErrorKind> = new Set(['rate_limit', 'overloaded', 'server', 'network', 'timeout'])
+const RETRYABLE_KINDS: ReadonlySet<AdapterErrorKind> = new Set([
+  'rate_limit',
+  'overloaded',
+  'server',
+  'network',
+  'timeout',
+])
 
 /** Options of {@link AdapterError}. */
 export interface AdapterErrorOptions {
@@ -34,7 +40,7 @@ export interface AdapterErrorOptions {
 /**
  * A failed model request, thrown by adapters and, after retries, by `send`.
  *
- * Its message never contains an API key (rule A-ERR-05).
+ * Its message never contains an API key (rule A-ERR-009).
  */
 export class AdapterError extends AgentError {
   override name = 'AdapterError'

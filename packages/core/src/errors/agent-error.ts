@@ -36,5 +36,7 @@ export class AgentError extends Error {
 
 /** Whether `value` is an {@link AgentError}, from this or any other copy of `@agentx/core`. */
 export function isAgentError(value: unknown): value is AgentError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[AGENT_ERROR] === true
+  return (
+    typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[AGENT_ERROR] === true
+  )
 }

@@ -1,7 +1,14 @@
 import { AgentError } from './agent-error.js'
 
 /** Codes a persister uses. */
-export type PersistenceErrorCode = 'PERSISTENCE' | 'VALIDATION' | 'CLOSED' | 'PAYLOAD_TOO_LARGE' | 'NOT_FOUND' | 'CONFLICT' | 'BUSY'
+export type PersistenceErrorCode =
+  | 'PERSISTENCE'
+  | 'VALIDATION'
+  | 'CLOSED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'BUSY'
 
 /** Options of {@link PersistenceError}. */
 export interface PersistenceErrorOptions {
@@ -17,6 +24,9 @@ export class PersistenceError extends AgentError {
   override name = 'PersistenceError'
   constructor(message: string, options: PersistenceErrorOptions = {}) {
     const code = options.code ?? 'PERSISTENCE'
-    super(message, code, { cause: options.cause, retryable: options.retryable ?? (code === 'PERSISTENCE' || code === 'BUSY') })
+    super(message, code, {
+      cause: options.cause,
+      retryable: options.retryable ?? (code === 'PERSISTENCE' || code === 'BUSY'),
+    })
   }
 }

@@ -1,4 +1,9 @@
-import type { AgentPersister, GetMessagesQuery, ListSessionsQuery, SessionData } from '../contracts/agent-persister.js'
+import type {
+  AgentPersister,
+  GetMessagesQuery,
+  ListSessionsQuery,
+  SessionData,
+} from '../contracts/agent-persister.js'
 import type { AnyMessage } from '../contracts/messages.js'
 import { NotFoundError } from '../errors/not-found-error.js'
 import { PersistenceError } from '../errors/persistence-error.js'
@@ -68,13 +73,17 @@ export class InMemoryPersister implements AgentPersister {
     this.#assertOpen()
     const copy = validateMessage(sessionId, message)
     const stored = this.#sessions.get(sessionId)
-    if (!stored) throw new NotFoundError(`Cannot save message ${copy.id}: session ${sessionId} does not exist.`)
+    if (!stored)
+      throw new NotFoundError(`Cannot save message ${copy.id}: session ${sessionId} does not exist.`)
     const messages = stored.messages
     const sameSeq = messages[lowerBound(messages, copy.seq)]
     if (sameSeq && sameSeq.seq === copy.seq && sameSeq.id !== copy.id) {
-      throw new PersistenceError(`Session ${sessionId} already has message ${sameSeq.id} at seq ${copy.seq}.`, {
-        code: 'CONFLICT',
-      })
+      throw new PersistenceError(
+        `Session ${sessionId} already has message ${sameSeq.id} at seq ${copy.seq}.`,
+        {
+          code: 'CONFLICT',
+        },
+      )
     }
     const existing = stored.byId.get(copy.id)
     if (existing) messages.splice(lowerBound(messages, existing.seq), 1)

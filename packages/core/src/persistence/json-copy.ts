@@ -5,7 +5,7 @@ import { ValidationError } from '../errors/validation-error.js'
  *
  * `undefined` properties are left out, `-0` becomes `0`, keys such as `__proto__` stay plain data.
  * A cycle, a function, a symbol, a bigint or a non-finite number rejects with {@link ValidationError}
- * (rule P-ERR-02) instead of being changed silently.
+ * (rule P-ERR-004) instead of being changed silently.
  */
 export function cloneJson<T>(value: T, path = '$'): T {
   return copy(value, path, new Set()) as T

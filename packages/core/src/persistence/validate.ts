@@ -29,7 +29,8 @@ export function validateSessionData(session: SessionData): SessionData {
   requireTimestamp(session.createdAt, 'session.createdAt')
   requireTimestamp(session.lastActivity, 'session.lastActivity')
   if (typeof session.summary !== 'string') throw new ValidationError('session.summary must be a string.')
-  if (!(session.state in SESSION_TRANSITIONS)) throw new ValidationError(`session.state '${String(session.state)}' is unknown.`)
+  if (!(session.state in SESSION_TRANSITIONS))
+    throw new ValidationError(`session.state '${String(session.state)}' is unknown.`)
   if (typeof session.tokenUsage !== 'object' || session.tokenUsage === null) {
     throw new ValidationError('session.tokenUsage must be a TokenUsage object.')
   }
@@ -46,12 +47,15 @@ export function validateMessage(sessionId: string, message: AnyMessage): AnyMess
   if (typeof message !== 'object' || message === null) throw new ValidationError('message must be an object.')
   requireId(message.id, 'message.id')
   if (message.sessionId !== undefined && message.sessionId !== sessionId) {
-    throw new ValidationError(`message.sessionId '${message.sessionId}' differs from the session it is saved in.`)
+    throw new ValidationError(
+      `message.sessionId '${message.sessionId}' differs from the session it is saved in.`,
+    )
   }
   if (!Number.isSafeInteger(message.seq) || message.seq < 0) {
     throw new ValidationError('message.seq must be a non-negative integer.')
   }
-  if (!MESSAGE_TYPES.has(message.type)) throw new ValidationError(`message.type '${String(message.type)}' is unknown.`)
+  if (!MESSAGE_TYPES.has(message.type))
+    throw new ValidationError(`message.type '${String(message.type)}' is unknown.`)
   if (typeof message.content !== 'string' && !Array.isArray(message.content)) {
     throw new ValidationError('message.content must be a string or an array of content blocks.')
   }

@@ -9,10 +9,18 @@ export interface RetryOptions {
 }
 
 /** The defaults of {@link RetryOptions}. */
-export const DEFAULT_RETRY: Required<RetryOptions> = { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 30_000 }
+export const DEFAULT_RETRY: Required<RetryOptions> = {
+  maxRetries: 2,
+  initialDelayMs: 500,
+  maxDelayMs: 30_000,
+}
 
 /** The delay before retry `attempt` (1-based): exponential backoff with equal jitter. */
-export function backoffDelay(attempt: number, options: Required<RetryOptions>, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  options: Required<RetryOptions>,
+  random: () => number = Math.random,
+): number {
   const base = Math.min(options.maxDelayMs, options.initialDelayMs * 2 ** (attempt - 1))
   return Math.round(base / 2 + (random() * base) / 2)
 }

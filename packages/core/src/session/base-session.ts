@@ -160,7 +160,9 @@ export class BaseSession implements Session {
   }
 
   abort(): void {
-    this.#controller?.abort(new AdapterError('The send was aborted.', { kind: 'aborted', provider: this.adapter.getName() }))
+    this.#controller?.abort(
+      new AdapterError('The send was aborted.', { kind: 'aborted', provider: this.adapter.getName() }),
+    )
   }
 
   async getMessages(): Promise<AnyMessage[]> {
@@ -234,7 +236,11 @@ export class BaseSession implements Session {
     this.#controller = new AbortController()
   }
 
-  #run(content: string | ContentBlock[], options: SendOptions, sink: AsyncQueue<SessionEvent> | undefined): Promise<SendResult> {
+  #run(
+    content: string | ContentBlock[],
+    options: SendOptions,
+    sink: AsyncQueue<SessionEvent> | undefined,
+  ): Promise<SendResult> {
     const controller = this.#controller!
     const signal = controller.signal
     const onExternalAbort = (): void => this.abort()
@@ -279,7 +285,14 @@ export class BaseSession implements Session {
       let historyEnd = messages.length - 1
       let last: AnyMessage | undefined
       for (let step = 1; ; step++) {
-        const outcome = await this.#request(prompt, messages.slice(0, historyEnd), tools, options, signal, emit)
+        const outcome = await this.#request(
+          prompt,
+          messages.slice(0, historyEnd),
+          tools,
+          options,
+          signal,
+          emit,
+        )
         last = outcome.message
         if (outcome.usage) sendUsage = addUsage(sendUsage, outcome.usage)
         await this.#append(outcome.message, produced, emit)
@@ -366,7 +379,11 @@ export class BaseSession implements Session {
         }
         const delayMs = retryAfter ?? backoffDelay(attempt + 1, retry)
         emit({ type: 'retry', attempt: attempt + 1, delayMs, error })
-        this.options.logger?.warn('agentx: retrying a failed model request', { sessionId: this.id, attempt: attempt + 1, delayMs })
+        this.options.logger?.warn('agentx: retrying a failed model request', {
+          sessionId: this.id,
+          attempt: attempt + 1,
+          delayMs,
+        })
         await sleep(delayMs, signal).catch(() => undefined)
         this.#throwIfAborted(signal)
       }
@@ -390,7 +407,11 @@ export class BaseSession implements Session {
     const systemPrompt = options.systemPrompt ?? this.systemPrompt
     if (systemPrompt !== undefined) streamOptions.systemPrompt = systemPrompt
     if (tools.size > 0) {
-      streamOptions.tools = [...tools.values()].map(({ name, description, inputSchema }) => ({ name, description, inputSchema }))
+      streamOptions.tools = [...tools.values()].map(({ name, description, inputSchema }) => ({
+        name,
+        description,
+        inputSchema,
+      }))
     }
     if (this.#data.providerSessionId !== undefined) streamOptions.resume = this.#data.providerSessionId
     if (options.maxOutputTokens !== undefined) streamOptions.maxOutputTokens = options.maxOutputTokens
@@ -442,7 +463,12 @@ export class BaseSession implements Session {
             break
         }
         const interval = this.options.checkpointIntervalMs
-        if (final === undefined && interval >= 0 && Date.now() - lastCheckpoint >= interval && partial.text !== '') {
+        if (
+          final === undefined &&
+          interval >= 0 &&
+          Date.now() - lastCheckpoint >= interval &&
+          partial.text !== ''
+        ) {
           lastCheckpoint = Date.now()
           await this.#checkpoint(partial)
         }
@@ -472,8 +498,18 @@ export class BaseSession implements Session {
   }
 
   /** Keeps what a failed or aborted response streamed, marked `incomplete`. */
-  async #keepPartial(partial: PartialResponse, stopReason: StopReason, emit: (event: SessionEvent) => void): Promise<void> {
-    if (!partial.checkpointed && partial.text === '' && partial.thinking === '' && partial.toolCalls.length === 0) return
+  async #keepPartial(
+    partial: PartialResponse,
+    stopReason: StopReason,
+    emit: (event: SessionEvent) => void,
+  ): Promise<void> {
+    if (
+      !partial.checkpointed &&
+      partial.text === '' &&
+      partial.thinking === '' &&
+      partial.toolCalls.length === 0
+    )
+      return
     const message = this.#newMessage('agent', partialContent(partial), partial)
     message.stopReason = stopReason
     message.incomplete = true
@@ -483,7 +519,11 @@ export class BaseSession implements Session {
     emit({ type: 'message', message: structuredClone(message) })
   }
 
-  async #append(message: AnyMessage, produced: AnyMessage[], emit: (event: SessionEvent) => void): Promise<void> {
+  async #append(
+    message: AnyMessage,
+    produced: AnyMessage[],
+    emit: (event: SessionEvent) => void,
+  ): Promise<void> {
     this.#messages!.push(message)
     produced.push(message)
     const saved = this.#queue?.saveMessage(message)
@@ -529,7 +569,10 @@ export class BaseSession implements Session {
       const loaded: AnyMessage[] = []
       let afterSeq: number | undefined
       for (;;) {
-        const page = await this.persister!.getMessages(this.id, afterSeq === undefined ? { limit: PAGE_SIZE } : { afterSeq, limit: PAGE_SIZE })
+        const page = await this.persister!.getMessages(
+          this.id,
+          afterSeq === undefined ? { limit: PAGE_SIZE } : { afterSeq, limit: PAGE_SIZE },
+        )
         loaded.push(...page)
         if (page.length < PAGE_SIZE) break
         afterSeq = page[page.length - 1]!.seq
@@ -579,7 +622,11 @@ export class BaseSession implements Session {
   #abortedError(signal: AbortSignal): AdapterError {
     const reason = signal.reason
     if (isAdapterError(reason) && reason.kind === 'aborted') return reason
-    return new AdapterError('The send was aborted.', { kind: 'aborted', provider: this.adapter.getName(), cause: reason })
+    return new AdapterError('The send was aborted.', {
+      kind: 'aborted',
+      provider: this.adapter.getName(),
+      cause: reason,
+    })
   }
 
   #toError(caught: unknown, signal: AbortSignal): AgentError {

@@ -7,7 +7,15 @@ import { SessionStateError } from '../errors/session-state-error.js'
  * accept the next send); `interrupted` is what start-up writes over a session found `active`
  * (the process died mid-send); `deleted` is final.
  */
-export type SessionState = 'created' | 'active' | 'idle' | 'error' | 'aborted' | 'completed' | 'deleted' | 'interrupted'
+export type SessionState =
+  | 'created'
+  | 'active'
+  | 'idle'
+  | 'error'
+  | 'aborted'
+  | 'completed'
+  | 'deleted'
+  | 'interrupted'
 
 /** Every allowed transition: `SESSION_TRANSITIONS[from]` lists the states `from` may move to. */
 export const SESSION_TRANSITIONS: Readonly<Record<SessionState, readonly SessionState[]>> = {

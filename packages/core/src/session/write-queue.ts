@@ -169,8 +169,11 @@ export class WriteQueue {
 function toPersistenceError(cause: unknown, write: Write): AgentError {
   if (isAgentError(cause)) return cause
   const what = write.kind === 'message' ? `message ${write.message.id}` : `session ${write.session.id}`
-  return new PersistenceError(`Saving ${what} failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
-    cause,
-    retryable: true,
-  })
+  return new PersistenceError(
+    `Saving ${what} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+    {
+      cause,
+      retryable: true,
+    },
+  )
 }

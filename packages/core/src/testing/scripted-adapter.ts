@@ -63,7 +63,10 @@ export class ScriptedAdapter implements AgentAdapter {
     return this.#turns.length
   }
 
-  async *stream(prompt: string | ContentBlock[], options: AdapterStreamOptions): AsyncIterable<AdapterMessage> {
+  async *stream(
+    prompt: string | ContentBlock[],
+    options: AdapterStreamOptions,
+  ): AsyncIterable<AdapterMessage> {
     this.calls.push({ prompt, options })
     const next = this.#turns.shift()
     if (next === undefined) {
@@ -108,7 +111,11 @@ export class ScriptedAdapter implements AgentAdapter {
 
   #throwIfAborted(signal: AbortSignal | undefined): void {
     if (signal?.aborted) {
-      throw new AdapterError('The request was aborted.', { kind: 'aborted', provider: this.#name, cause: signal.reason })
+      throw new AdapterError('The request was aborted.', {
+        kind: 'aborted',
+        provider: this.#name,
+        cause: signal.reason,
+      })
     }
   }
 }

@@ -2,7 +2,11 @@ import type { AdapterMessage } from '../contracts/agent-adapter.js'
 import type { ContentBlock, StopReason, TokenUsage } from '../contracts/messages.js'
 
 /** Builds a {@link TokenUsage} with `totalTokens` filled in. */
-export function usage(inputTokens: number, outputTokens: number, extra: Partial<TokenUsage> = {}): TokenUsage {
+export function usage(
+  inputTokens: number,
+  outputTokens: number,
+  extra: Partial<TokenUsage> = {},
+): TokenUsage {
   return { inputTokens, outputTokens, ...extra, totalTokens: inputTokens + outputTokens }
 }
 
@@ -25,7 +29,11 @@ export function textTurn(text: string, options: TextTurnOptions = {}): AdapterMe
   for (let i = 0; i < characters.length; i += size) {
     events.push({ type: 'text-delta', text: characters.slice(i, i + size).join('') })
   }
-  events.push({ type: 'message', content: [{ type: 'text', text }], stopReason: options.stopReason ?? 'end_turn' })
+  events.push({
+    type: 'message',
+    content: [{ type: 'text', text }],
+    stopReason: options.stopReason ?? 'end_turn',
+  })
   if (options.usage) events.push({ type: 'usage', usage: options.usage })
   return events
 }

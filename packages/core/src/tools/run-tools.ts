@@ -29,7 +29,12 @@ async function runTool(
   context: { sessionId: string; signal: AbortSignal; messages: readonly AnyMessage[] },
 ): Promise<ToolResultBlock> {
   if (!tool) {
-    return { type: 'tool_result', toolUseId: call.id, content: [{ type: 'text', text: `Unknown tool: ${call.name}` }], isError: true }
+    return {
+      type: 'tool_result',
+      toolUseId: call.id,
+      content: [{ type: 'text', text: `Unknown tool: ${call.name}` }],
+      isError: true,
+    }
   }
   try {
     const output = await tool.execute(call.input, {
