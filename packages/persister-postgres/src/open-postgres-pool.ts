@@ -1,7 +1,7 @@
 import type { Logger } from '@agentx/core'
 import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import pg from 'pg'
-import type { PgPool } from './pg-pool.js'
+import type { PgPool, PgPoolClient } from './pg-pool.js'
 
 /** What {@link openPostgresPool} needs. */
 export interface OpenPostgresPoolOptions {
@@ -39,6 +39,7 @@ export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPool
   const created =
     given === undefined
       ? new pg.Pool({
+          Client: GuardedClient,
           connectionString: options.connectionString,
           max: options.poolSize,
           connectionTimeoutMillis: options.connectTimeoutMs,
@@ -65,6 +66,7 @@ export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPool
         failure = error
       }
       client.on('error', onError)
+      guardAgainstLateErrors(client)
       return {
         query: client.query.bind(client) as PostgresPoolClient['query'],
         release(): void {
@@ -78,6 +80,33 @@ export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPool
     },
   }
   return { dialectPool, owned, server: describeServer(options.connectionString, pool) }
+}
+
+/**
+ * A pg client that always has an `error` listener. pg-pool removes its idle listener when it hands
+ * a new client out, and a termination notice that arrives in the same socket read as the
+ * connection's first ReadyForQuery (a server restarting) is emitted before the caller can attach
+ * its own: without this listener that is an uncaught exception. The client is then not queryable,
+ * so its first query fails and the write is retried on a new connection.
+ */
+class GuardedClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config)
+    this.on('error', () => undefined)
+  }
+}
+
+const guarded = new WeakSet<object>()
+
+/**
+ * A discarded client is ended by pg-pool without any `error` listener; a termination notice that
+ * arrives while it closes (a server restart) would otherwise be an uncaught exception. The
+ * connection is already being thrown away, so the late error carries nothing to act on.
+ */
+function guardAgainstLateErrors(client: PgPoolClient): void {
+  if (guarded.has(client)) return
+  guarded.add(client)
+  client.on('error', () => undefined)
 }
 
 /** `host:port/database` of a connection string or pool, without user or password. */

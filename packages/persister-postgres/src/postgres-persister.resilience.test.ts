@@ -40,6 +40,16 @@ async function terminateBackends(applicationName: string): Promise<number> {
   return rows.filter((row) => row.terminated).length
 }
 
+/** Like {@link terminateBackends}, but first waits (bounded) until the pool has a connection open. */
+async function terminateBackendsOnceConnected(applicationName: string): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const terminated = await terminateBackends(applicationName)
+    if (terminated > 0) return terminated
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return 0
+}
+
 function recordingLogger(): Logger & { warnings: string[] } {
   const warnings: string[] = []
   return {
@@ -129,7 +139,16 @@ describe('PostgresPersister when connections fail', () => {
 
   it('does not crash or reuse dead connections of a pool it was given', async () => {
     const applicationName = `agentx-shared-${process.pid}`
+    // As the README advises for a pool the application owns: a client that always has an error
+    // listener, so a termination racing the pool's hand-out cannot become an uncaught exception.
+    class ListeningClient extends pg.Client {
+      constructor(config?: string | pg.ClientConfig) {
+        super(config)
+        this.on('error', () => undefined)
+      }
+    }
     const pool = new pg.Pool({
+      Client: ListeningClient,
       connectionString: TEST_DATABASE_URL,
       max: 3,
       application_name: applicationName,
@@ -140,10 +159,9 @@ describe('PostgresPersister when connections fail', () => {
     try {
       await store.saveSession(session('s'))
       const first = Array.from({ length: 300 }, (_, seq) => store.saveMessage('s', message('s', seq)))
-      await new Promise((resolve) => setImmediate(resolve))
-      expect(await terminateBackends(applicationName)).toBeGreaterThan(0)
+      expect(await terminateBackendsOnceConnected(applicationName)).toBeGreaterThan(0)
       await Promise.all(first)
-      expect(await terminateBackends(applicationName)).toBeGreaterThan(0)
+      expect(await terminateBackendsOnceConnected(applicationName)).toBeGreaterThan(0)
       await store.saveMessage('s', message('s', 300))
       expect((await store.getMessages('s')).length).toBe(301)
       expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }])
