@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { readFixture, type ReplayServer, startReplayServer } from './__fixtures__/loopback-server.js'
 import { ClaudeAdapter, DEFAULT_CLAUDE_MAX_OUTPUT_TOKENS, DEFAULT_CLAUDE_MODEL } from './claude-adapter.js'
 
-const API_KEY = 'sk-ant-test-0123456789-secret'
+const API_KEY = 'fake-anthropic-key-0123456789-secret'
 
 let server: ReplayServer
 

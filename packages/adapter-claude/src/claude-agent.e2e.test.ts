@@ -8,7 +8,7 @@ import { readFixture, type ReplayServer, startReplayServer } from './__fixtures_
 import { createClaudeAdapter } from './claude-adapter.js'
 import { ClaudeSessionFactory } from './claude-session-factory.js'
 
-const API_KEY = 'sk-ant-e2e-key-do-not-persist'
+const API_KEY = 'fake-anthropic-e2e-key-do-not-persist'
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 let server: ReplayServer
