@@ -55,7 +55,8 @@ export function createContractReport(
   const count = (status: RuleStatus): number => results.filter((result) => result.status === status).length
   const failed = count('failed')
   const mustGaps = results.filter(
-    (result) => result.level === 'MUST' && (result.status === 'failed' || result.status === 'expected-failure'),
+    (result) =>
+      result.level === 'MUST' && (result.status === 'failed' || result.status === 'expected-failure'),
   ).length
   return {
     name,

@@ -1,5 +1,10 @@
 import { type ContractReport, createContractReport, type RuleResult } from './contract-report.js'
-import { DEFAULT_RULE_TIMEOUT_MS, type ExecutedRule, executeRule, type RuleContextFactory } from './execute-rule.js'
+import {
+  DEFAULT_RULE_TIMEOUT_MS,
+  type ExecutedRule,
+  executeRule,
+  type RuleContextFactory,
+} from './execute-rule.js'
 import { type ContractPlanOptions, type PlannedRule, planContract } from './plan-contract.js'
 import type { ContractRule } from './rule.js'
 import { contractReportTarget, writeContractReport } from './write-contract-report.js'
@@ -48,7 +53,16 @@ export function createContractRun<Context, Capability extends string>(
       planned.flatMap((entry): RuleResult[] => {
         if (entry.plan.kind === 'skip') {
           const { rule } = entry
-          return [{ id: rule.id, level: rule.level, title: rule.title, group: rule.group, status: 'skipped', reason: entry.plan.reason }]
+          return [
+            {
+              id: rule.id,
+              level: rule.level,
+              title: rule.title,
+              group: rule.group,
+              status: 'skipped',
+              reason: entry.plan.reason,
+            },
+          ]
         }
         const result = results.get(entry.rule.id)
         return result ? [result] : []

@@ -76,7 +76,9 @@ async function runChecked<Context, Capability extends string>(
     try {
       await handle.dispose()
     } catch (error) {
-      failure ??= new Error(`${rule.id}: cleaning up the context failed: ${describe(error)}`, { cause: error })
+      failure ??= new Error(`${rule.id}: cleaning up the context failed: ${describe(error)}`, {
+        cause: error,
+      })
     }
     if (failure !== undefined) throw failure
   }

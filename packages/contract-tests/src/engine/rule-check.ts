@@ -58,7 +58,11 @@ export class RuleCheck {
    * resolves to that error. A synchronous throw counts as a rejection here (P-LIF-001 checks that
    * separately).
    */
-  async rejectsWithCode(action: () => Promise<unknown>, codes: string | readonly string[], what: string): Promise<Error> {
+  async rejectsWithCode(
+    action: () => Promise<unknown>,
+    codes: string | readonly string[],
+    what: string,
+  ): Promise<Error> {
     const wanted = typeof codes === 'string' ? [codes] : codes
     let outcome: { resolved: unknown } | { error: unknown }
     try {

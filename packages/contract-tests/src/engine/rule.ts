@@ -5,7 +5,13 @@ export type RuleLevel = 'MUST' | 'SHOULD'
 export type PersisterCapability = 'durable' | 'pagination' | 'userScoping'
 
 /** Capabilities an adapter declares. */
-export type AdapterCapability = 'toolCalls' | 'parallelToolCalls' | 'thinking' | 'images' | 'usage' | 'providerSessionId'
+export type AdapterCapability =
+  | 'toolCalls'
+  | 'parallelToolCalls'
+  | 'thinking'
+  | 'images'
+  | 'usage'
+  | 'providerSessionId'
 
 /**
  * One numbered contract rule. Its test name is `${id} [${level}] ${title}`, e.g.

@@ -4,7 +4,8 @@ import { type ContractPlanOptions, planContract } from './plan-contract.js'
 import type { ContractRule } from './rule.js'
 
 /** Options of {@link runContract}. */
-export interface RunContractOptions<Capability extends string = string> extends ContractPlanOptions<Capability> {
+export interface RunContractOptions<Capability extends string = string>
+  extends ContractPlanOptions<Capability> {
   /** `persister` or `adapter`, recorded in the report. Default is `contract`. */
   readonly kind?: string
   /** Every capability name of this rule set, to reject typos. Default is the union of the rules' `requires`. */

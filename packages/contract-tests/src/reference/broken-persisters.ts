@@ -96,7 +96,15 @@ function normalisingIds(inner: AgentPersister, normalise: (id: string) => string
   })(inner)
 }
 
-const OPTIONAL_SESSION_FIELDS = ['cwd', 'model', 'systemPrompt', 'providerSessionId', 'userId', 'appName', 'metadata']
+const OPTIONAL_SESSION_FIELDS = [
+  'cwd',
+  'model',
+  'systemPrompt',
+  'providerSessionId',
+  'userId',
+  'appName',
+  'metadata',
+]
 const OPTIONAL_MESSAGE_FIELDS = ['usage', 'stopReason', 'incomplete', 'metadata']
 
 function withNulls<T extends object>(value: T, fields: readonly string[]): T {
@@ -127,7 +135,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     name: 'loses-nul',
     defect: 'strips U+0000 from every string it stores',
     catches: ['P-MSG-011'],
-    wrap: (inner) => transformingWrites(inner, (value) => mapStrings(value, (text) => text.replaceAll('\u0000', ''), true)),
+    wrap: (inner) =>
+      transformingWrites(inner, (value) => mapStrings(value, (text) => text.replaceAll('\u0000', ''), true)),
   },
   {
     name: 'no-cascade',
@@ -186,7 +195,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
           return this.inner.saveMessage(sessionId, message)
         }
         override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
-          if (query?.afterSeq !== undefined || query?.limit !== undefined) return this.inner.getMessages(sessionId, query)
+          if (query?.afterSeq !== undefined || query?.limit !== undefined)
+            return this.inner.getMessages(sessionId, query)
           const cached = this.messages.get(sessionId)
           if (cached) return [...cached]
           const fresh = await this.inner.getMessages(sessionId)
@@ -197,7 +207,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
   },
   {
     name: 'keeps-input-reference',
-    defect: 'keeps a reference to the saved session object, so later mutations of the input leak into storage',
+    defect:
+      'keeps a reference to the saved session object, so later mutations of the input leak into storage',
     catches: ['P-SES-012'],
     wrap: (inner) =>
       new (class extends DelegatingPersister {
@@ -220,7 +231,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     wrap: (inner) =>
       new (class extends DelegatingPersister {
         override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
-          if (typeof sessionId === 'string' && sessionId !== '' && !(await this.inner.getSession(sessionId))) return
+          if (typeof sessionId === 'string' && sessionId !== '' && !(await this.inner.getSession(sessionId)))
+            return
           return this.inner.saveMessage(sessionId, message)
         }
       })(inner),
@@ -298,7 +310,9 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
           return session && withNulls(session, OPTIONAL_SESSION_FIELDS)
         }
         override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
-          return (await this.inner.getMessages(sessionId, query)).map((m) => withNulls(m, OPTIONAL_MESSAGE_FIELDS))
+          return (await this.inner.getMessages(sessionId, query)).map((m) =>
+            withNulls(m, OPTIONAL_MESSAGE_FIELDS),
+          )
         }
       })(inner),
   },
@@ -309,7 +323,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     wrap: (inner) =>
       new (class extends DelegatingPersister {
         override async saveSession(session: SessionData): Promise<void> {
-          const old = typeof session?.id === 'string' && session.id ? await this.inner.getSession(session.id) : null
+          const old =
+            typeof session?.id === 'string' && session.id ? await this.inner.getSession(session.id) : null
           return this.inner.saveSession(old ? { ...old, ...session } : session)
         }
       })(inner),
@@ -327,11 +342,15 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
         }
         override async getAllSessions(): Promise<SessionData[]> {
           const all = await this.inner.getAllSessions()
-          return all.flatMap((s) => Array.from({ length: this.saves.get(s.id) ?? 1 }, () => structuredClone(s)))
+          return all.flatMap((s) =>
+            Array.from({ length: this.saves.get(s.id) ?? 1 }, () => structuredClone(s)),
+          )
         }
         override async listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
           const page = await this.inner.listSessions(query)
-          return page.flatMap((s) => Array.from({ length: this.saves.get(s.id) ?? 1 }, () => structuredClone(s)))
+          return page.flatMap((s) =>
+            Array.from({ length: this.saves.get(s.id) ?? 1 }, () => structuredClone(s)),
+          )
         }
       })(inner),
   },
@@ -342,7 +361,11 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     wrap: (inner) =>
       new (class extends DelegatingPersister {
         override async saveSession(session: SessionData): Promise<void> {
-          if (!session || Number.isNaN(Date.parse(session.createdAt)) || Number.isNaN(Date.parse(session.lastActivity))) {
+          if (
+            !session ||
+            Number.isNaN(Date.parse(session.createdAt)) ||
+            Number.isNaN(Date.parse(session.lastActivity))
+          ) {
             return this.inner.saveSession(session)
           }
           return this.inner.saveSession({
@@ -352,7 +375,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
           })
         }
         override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
-          if (!message || Number.isNaN(Date.parse(message.timestamp))) return this.inner.saveMessage(sessionId, message)
+          if (!message || Number.isNaN(Date.parse(message.timestamp)))
+            return this.inner.saveMessage(sessionId, message)
           return this.inner.saveMessage(sessionId, { ...message, timestamp: secondsOnly(message.timestamp) })
         }
       })(inner),
@@ -414,7 +438,10 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
           return this.inner.saveMessage(sessionId, message)
         }
         override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
-          const rows = [...(await this.inner.getMessages(sessionId, query)), ...(this.extra.get(sessionId) ?? [])]
+          const rows = [
+            ...(await this.inner.getMessages(sessionId, query)),
+            ...(this.extra.get(sessionId) ?? []),
+          ]
           return rows.sort((a, b) => a.seq - b.seq)
         }
         override async deleteMessages(sessionId: string): Promise<void> {
@@ -430,7 +457,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     wrap: (inner) =>
       new (class extends DelegatingPersister {
         override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
-          if (!(await this.inner.getSession(sessionId))) throw new NotFoundError(`Session ${sessionId} does not exist.`)
+          if (!(await this.inner.getSession(sessionId)))
+            throw new NotFoundError(`Session ${sessionId} does not exist.`)
           return this.inner.getMessages(sessionId, query)
         }
       })(inner),
@@ -466,7 +494,9 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
           return this.inner.saveMessage(sessionId, {
             ...message,
             content: mapValues(message.content, toInt) as AnyMessage['content'],
-            ...(message.metadata ? { metadata: mapValues(message.metadata, toInt) as Record<string, unknown> } : {}),
+            ...(message.metadata
+              ? { metadata: mapValues(message.metadata, toInt) as Record<string, unknown> }
+              : {}),
           })
         }
       })(inner),
@@ -482,7 +512,9 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     defect: 'round-trips strings through UTF-8 bytes, turning lone surrogates into U+FFFD',
     catches: ['P-MSG-012'],
     wrap: (inner) =>
-      transformingWrites(inner, (value) => mapStrings(value, (text) => Buffer.from(text, 'utf8').toString('utf8'))),
+      transformingWrites(inner, (value) =>
+        mapStrings(value, (text) => Buffer.from(text, 'utf8').toString('utf8')),
+      ),
   },
   {
     name: 'loses-proto-keys',
@@ -507,7 +539,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     name: 'truncates-large-text',
     defect: 'cuts strings longer than 1 MiB',
     catches: ['P-MSG-014'],
-    wrap: (inner) => transformingWrites(inner, (value) => mapStrings(value, (text) => text.slice(0, 1024 * 1024))),
+    wrap: (inner) =>
+      transformingWrites(inner, (value) => mapStrings(value, (text) => text.slice(0, 1024 * 1024))),
   },
   {
     name: 'delete-messages-everywhere',
@@ -531,7 +564,9 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
           const current = await this.inner.getMessages(sessionId)
           await new Promise((resolve) => setImmediate(resolve))
           await this.inner.deleteMessages(sessionId)
-          for (const m of [...current.filter((m) => m.id !== message.id), message].sort((a, b) => a.seq - b.seq)) {
+          for (const m of [...current.filter((m) => m.id !== message.id), message].sort(
+            (a, b) => a.seq - b.seq,
+          )) {
             await this.inner.saveMessage(sessionId, m)
           }
         }
@@ -585,7 +620,10 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
             return Array.isArray(rest.content) ? { ...rest, content: rest.content.map(strip) } : rest
           }
           const content = message.content.map((b) => strip(b as unknown as Record<string, unknown>))
-          return this.inner.saveMessage(sessionId, { ...message, content: content as unknown as AnyMessage['content'] })
+          return this.inner.saveMessage(sessionId, {
+            ...message,
+            content: content as unknown as AnyMessage['content'],
+          })
         }
       })(inner),
   },
@@ -598,7 +636,10 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
         override async saveSession(session: SessionData): Promise<void> {
           if (!session?.tokenUsage) return this.inner.saveSession(session)
           const { inputTokens, outputTokens, totalTokens } = session.tokenUsage
-          return this.inner.saveSession({ ...session, tokenUsage: { inputTokens, outputTokens, totalTokens } })
+          return this.inner.saveSession({
+            ...session,
+            tokenUsage: { inputTokens, outputTokens, totalTokens },
+          })
         }
       })(inner),
   },
@@ -609,7 +650,8 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     wrap: (inner) =>
       new (class extends DelegatingPersister {
         override saveSession(session: SessionData): Promise<void> {
-          if (typeof session !== 'object' || session === null) throw new ValidationError('session must be an object.')
+          if (typeof session !== 'object' || session === null)
+            throw new ValidationError('session must be an object.')
           return this.inner.saveSession(session)
         }
       })(inner),
@@ -701,8 +743,10 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
   },
   {
     name: 'json-stringify-copy',
-    defect: 'copies input with JSON.parse(JSON.stringify()): functions vanish, NaN becomes null, a cycle throws a TypeError',
+    defect:
+      'copies input with JSON.parse(JSON.stringify()): functions vanish, NaN becomes null, a cycle throws a TypeError',
     catches: ['P-ERR-004'],
-    wrap: (inner) => transformingWrites(inner, (value) => (value === undefined ? value : JSON.parse(JSON.stringify(value)))),
+    wrap: (inner) =>
+      transformingWrites(inner, (value) => (value === undefined ? value : JSON.parse(JSON.stringify(value)))),
   },
 ]

@@ -1,4 +1,10 @@
-import type { AgentPersister, AnyMessage, GetMessagesQuery, ListSessionsQuery, SessionData } from '@agentx/core'
+import type {
+  AgentPersister,
+  AnyMessage,
+  GetMessagesQuery,
+  ListSessionsQuery,
+  SessionData,
+} from '@agentx/core'
 
 /**
  * A persister that forwards every call to `inner`. The broken reference variants extend it and

@@ -63,7 +63,7 @@ export function watchdogMs(context: AdapterRuleContext): number {
 
 /**
  * Runs one `stream()` to its end, collecting events and the error. Fails the rule when the stream
- * neither ends nor fails within {@link watchdogMs} (a hung adapter).
+ * goes {@link watchdogMs} without an event, an end or a failure (a hung adapter).
  */
 export async function runStream(
   context: AdapterRuleContext,
@@ -76,12 +76,21 @@ export async function runStream(
   const limit = watchdogMs(context)
   let timer: NodeJS.Timeout | undefined
   const hung = Symbol('hung')
+  let resolveHung: (value: typeof hung) => void = () => undefined
   const watchdog = new Promise<typeof hung>((resolve) => {
-    timer = setTimeout(() => resolve(hung), limit)
+    resolveHung = resolve
   })
+  // An inactivity watchdog: a slow but progressing stream (one byte per write on a loaded machine)
+  // is not a hung one.
+  const arm = (): void => {
+    clearTimeout(timer)
+    timer = setTimeout(() => resolveHung(hung), limit)
+  }
+  arm()
   const consume = async (): Promise<StreamOutcome> => {
     try {
       for await (const event of context.adapter.stream(prompt, streamOptions(context, extra))) {
+        arm()
         events.push(event)
         onEvent?.(event, events)
       }
@@ -93,7 +102,7 @@ export async function runStream(
   try {
     const outcome = await Promise.race([consume(), watchdog])
     if (outcome === hung) {
-      return check.fail(`the stream neither ended nor failed within ${limit} ms`, {
+      return check.fail(`the stream neither ended, failed nor produced an event for ${limit} ms`, {
         expected: 'the stream ends (or throws an AdapterError) on its own',
         actual: `still pending after ${events.length} event(s): ${summarize(events)}`,
       })

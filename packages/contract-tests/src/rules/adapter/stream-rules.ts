@@ -97,6 +97,8 @@ export const streamRules: AdapterRule[] = [
     title:
       'the same response split at every byte (inside UTF-8 sequences and frames) yields the identical event sequence',
     hint: 'Buffer partial lines and partial UTF-8 sequences across network chunks (TextDecoder with { stream: true }).',
+    // One write per byte is slow on a loaded machine; this rule is about correctness, not speed.
+    timeoutMs: 45_000,
     async check(context, check) {
       const whole = await eventsFor(context, check, {}, 'delivered in one write per frame')
       const split = await eventsFor(context, check, { chunkBytes: 1 }, 'delivered one byte at a time')

@@ -66,7 +66,10 @@ export const errorRules: PersisterRule[] = [
         check.ok(error instanceof Error, `the ${code} error is not an Error instance`)
         check.equal(error.code, code, `code of the ${code} error`)
         check.equal(error.retryable, false, `retryable of the ${code} error`)
-        check.ok(typeof error.message === 'string' && error.message.length > 0, `the ${code} error has no message`)
+        check.ok(
+          typeof error.message === 'string' && error.message.length > 0,
+          `the ${code} error has no message`,
+        )
       }
     },
   }),
@@ -106,7 +109,11 @@ export const errorRules: PersisterRule[] = [
     hint: 'Call validateMessage from @agentx/core before writing.',
     async check({ persister }, check) {
       await persister.saveSession(minimalSession('target'))
-      const invalid = (what: string, value: unknown, sessionId = 'target'): [string, () => Promise<unknown>] => [
+      const invalid = (
+        what: string,
+        value: unknown,
+        sessionId = 'target',
+      ): [string, () => Promise<unknown>] => [
         `saveMessage with ${what}`,
         () => persister.saveMessage(sessionId, value as AnyMessage),
       ]
@@ -149,11 +156,16 @@ export const errorRules: PersisterRule[] = [
         ])
         cases.push([
           `message metadata with ${what}`,
-          () => persister.saveMessage('target', textMessage('target', 1, { metadata: value as Record<string, unknown> })),
+          () =>
+            persister.saveMessage(
+              'target',
+              textMessage('target', 1, { metadata: value as Record<string, unknown> }),
+            ),
         ])
         cases.push([
           `session metadata with ${what}`,
-          () => persister.saveSession(minimalSession('other', { metadata: value as Record<string, unknown> })),
+          () =>
+            persister.saveSession(minimalSession('other', { metadata: value as Record<string, unknown> })),
         ])
       }
       await expectAllInvalid(cases, check)

@@ -13,4 +13,9 @@ export {
 export type { PersisterContractOptions, PersisterRuleContext } from './persister-rule-context.js'
 
 /** Every persister rule, in documentation order: Sessions, Messages, Lifecycle, Errors. */
-export const persisterRules: readonly PersisterRule[] = [...sessionRules, ...messageRules, ...lifecycleRules, ...errorRules]
+export const persisterRules: readonly PersisterRule[] = [
+  ...sessionRules,
+  ...messageRules,
+  ...lifecycleRules,
+  ...errorRules,
+]

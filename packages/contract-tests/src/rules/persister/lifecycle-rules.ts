@@ -51,9 +51,13 @@ export const lifecycleRules: PersisterRule[] = [
           check.fail(`${name} threw synchronously`, { expected: 'a rejected promise', actual: String(error) })
         }
         if (name === 'close()' && persister.close === undefined) continue
-        check.ok(result instanceof Promise || typeof (result as { then?: unknown })?.then === 'function', `${name} did not return a promise`, {
-          actual: result,
-        })
+        check.ok(
+          result instanceof Promise || typeof (result as { then?: unknown })?.then === 'function',
+          `${name} did not return a promise`,
+          {
+            actual: result,
+          },
+        )
         await Promise.resolve(result).catch(() => undefined)
       }
     },
@@ -70,7 +74,11 @@ export const lifecycleRules: PersisterRule[] = [
       check.deepEqual(await second.getAllSessions(), [], 'a second instance starts empty')
       await first.saveSession(fullSession('only-in-first'))
       await first.saveMessage('only-in-first', textMessage('only-in-first', 0))
-      check.equal(await second.getSession('only-in-first'), null, 'second.getSession of a session saved in the first')
+      check.equal(
+        await second.getSession('only-in-first'),
+        null,
+        'second.getSession of a session saved in the first',
+      )
       check.deepEqual(await second.getMessages('only-in-first'), [], 'second.getMessages of it')
       await second.saveSession(minimalSession('only-in-second'))
       check.deepEqual(
@@ -90,8 +98,14 @@ export const lifecycleRules: PersisterRule[] = [
     async check(context, check) {
       const sessions = [
         fullSession('durable-1', { lastActivity: '2026-01-01T00:00:03.000Z' }),
-        minimalSession('durable-2', { createdAt: '1969-07-20T20:17:40.123Z', lastActivity: '2026-01-01T00:00:03.000Z' }),
-        fullSession('durable-3', { lastActivity: '2026-01-01T00:00:01.000Z', metadata: { unicode: 'e\u0301 👨‍👩‍👧' } }),
+        minimalSession('durable-2', {
+          createdAt: '1969-07-20T20:17:40.123Z',
+          lastActivity: '2026-01-01T00:00:03.000Z',
+        }),
+        fullSession('durable-3', {
+          lastActivity: '2026-01-01T00:00:01.000Z',
+          metadata: { unicode: 'e\u0301 👨‍👩‍👧' },
+        }),
       ]
       for (const session of sessions) await context.persister.saveSession(session)
       const reopened = await context.reopen(context.persister)
@@ -168,7 +182,10 @@ export const lifecycleRules: PersisterRule[] = [
       if (!persister.close) return
       await check.resolves(() => persister.close!(), 'first close()')
       await check.resolves(() => persister.close!(), 'second close()')
-      await check.resolves(() => Promise.all([persister.close!(), persister.close!()]), 'two concurrent close() calls')
+      await check.resolves(
+        () => Promise.all([persister.close!(), persister.close!()]),
+        'two concurrent close() calls',
+      )
     },
   }),
 ]

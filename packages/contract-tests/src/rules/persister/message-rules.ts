@@ -56,7 +56,8 @@ export const messageRules: PersisterRule[] = [
     async check({ persister }, check) {
       await withSession(persister, 'rich')
       const messages = richMessages('rich')
-      for (const message of messages) await check.resolves(() => persister.saveMessage('rich', message), 'saveMessage')
+      for (const message of messages)
+        await check.resolves(() => persister.saveMessage('rich', message), 'saveMessage')
       check.deepEqual(await persister.getMessages('rich'), messages, 'getMessages')
     },
   }),
@@ -69,7 +70,9 @@ export const messageRules: PersisterRule[] = [
     async check({ persister }, check) {
       await withSession(persister, 'order')
       const ids = ['z', 'y', 'x', 'w', 'v', 'u']
-      const messages = ids.map((id, seq) => textMessage('order', seq, { id, timestamp: '2026-01-01T00:00:00.000Z' }))
+      const messages = ids.map((id, seq) =>
+        textMessage('order', seq, { id, timestamp: '2026-01-01T00:00:00.000Z' }),
+      )
       for (const seq of [3, 0, 5, 1, 4, 2]) await persister.saveMessage('order', messages[seq]!)
       check.deepEqual(
         (await persister.getMessages('order')).map((m) => m.id),
@@ -96,7 +99,11 @@ export const messageRules: PersisterRule[] = [
         stopReason: 'end_turn',
       })
       await persister.saveMessage('upsert', final)
-      check.deepEqual(await persister.getMessages('upsert'), [messages[0], final, messages[2]], 'messages after upserts')
+      check.deepEqual(
+        await persister.getMessages('upsert'),
+        [messages[0], final, messages[2]],
+        'messages after upserts',
+      )
     },
   }),
   definePersisterRule({
@@ -110,7 +117,11 @@ export const messageRules: PersisterRule[] = [
       await persister.saveMessage('idem', message)
       await persister.saveMessage('idem', message)
       await persister.saveMessage('idem', structuredClone(message))
-      check.deepEqual(await persister.getMessages('idem'), [message], 'messages after saving one message 3 times')
+      check.deepEqual(
+        await persister.getMessages('idem'),
+        [message],
+        'messages after saving one message 3 times',
+      )
     },
   }),
   definePersisterRule({
@@ -120,7 +131,11 @@ export const messageRules: PersisterRule[] = [
     title: 'getMessages of an unknown session is []',
     hint: 'Resolve to an empty array; do not reject.',
     async check({ persister }, check) {
-      check.deepEqual(await check.resolves(() => persister.getMessages('ghost'), 'getMessages'), [], 'empty store')
+      check.deepEqual(
+        await check.resolves(() => persister.getMessages('ghost'), 'getMessages'),
+        [],
+        'empty store',
+      )
       await withSession(persister, 'real')
       await persister.saveMessage('real', textMessage('real', 0))
       check.deepEqual(await persister.getMessages('ghost'), [], 'unknown session beside a real one')
@@ -143,12 +158,24 @@ export const messageRules: PersisterRule[] = [
         await persister.saveMessage('right', inRight)
       } catch (error) {
         rejected = true
-        await check.rejectsWithCode(() => Promise.reject(error), ['CONFLICT', 'VALIDATION'], 'saving a taken id elsewhere')
+        await check.rejectsWithCode(
+          () => Promise.reject(error),
+          ['CONFLICT', 'VALIDATION'],
+          'saving a taken id elsewhere',
+        )
       }
       check.deepEqual(await persister.getMessages('left'), [inLeft], "the first session's messages")
-      check.deepEqual(await persister.getMessages('right'), rejected ? [] : [inRight], "the second session's messages")
+      check.deepEqual(
+        await persister.getMessages('right'),
+        rejected ? [] : [inRight],
+        "the second session's messages",
+      )
       await persister.deleteMessages('right')
-      check.deepEqual(await persister.getMessages('left'), [inLeft], "the first session's messages after clearing the second")
+      check.deepEqual(
+        await persister.getMessages('left'),
+        [inLeft],
+        "the first session's messages after clearing the second",
+      )
     },
   }),
   definePersisterRule({
@@ -163,7 +190,11 @@ export const messageRules: PersisterRule[] = [
       check.deepEqual(await persister.getMessages('nowhere'), [], 'messages of the unknown session')
       await persister.saveSession(minimalSession('nowhere'))
       check.deepEqual(await persister.getMessages('nowhere'), [], 'messages once the session is created')
-      check.deepEqual(await persister.getAllSessions(), [minimalSession('nowhere')], 'no session was created implicitly')
+      check.deepEqual(
+        await persister.getAllSessions(),
+        [minimalSession('nowhere')],
+        'no session was created implicitly',
+      )
     },
   }),
   definePersisterRule({
@@ -195,13 +226,21 @@ export const messageRules: PersisterRule[] = [
       const message = textMessage('json', 0, {
         type: 'agent',
         content: [{ type: 'tool_use', id: 'call-1', name: 'calc', input: values }],
-        usage: { inputTokens: 0, outputTokens: Number.MAX_SAFE_INTEGER, totalTokens: Number.MAX_SAFE_INTEGER },
+        usage: {
+          inputTokens: 0,
+          outputTokens: Number.MAX_SAFE_INTEGER,
+          totalTokens: Number.MAX_SAFE_INTEGER,
+        },
         metadata: values,
       })
       await persister.saveMessage('json', message)
       const [stored] = await persister.getMessages('json')
       check.deepEqual(stored, asJson(message), 'the message read back')
-      check.equal((stored?.metadata as { negativeZero?: number } | undefined)?.negativeZero, 0, 'metadata.negativeZero')
+      check.equal(
+        (stored?.metadata as { negativeZero?: number } | undefined)?.negativeZero,
+        0,
+        'metadata.negativeZero',
+      )
     },
   }),
   definePersisterRule({
@@ -222,7 +261,11 @@ export const messageRules: PersisterRule[] = [
       await persister.saveMessage('sparse', sparse)
       await persister.saveMessage('sparse', withUndefined)
       const [first, second] = await persister.getMessages('sparse')
-      check.deepEqual(first ? Object.keys(first).sort() : first, Object.keys(sparse).sort(), 'property names of a sparse message')
+      check.deepEqual(
+        first ? Object.keys(first).sort() : first,
+        Object.keys(sparse).sort(),
+        'property names of a sparse message',
+      )
       check.deepEqual(first, sparse, 'the sparse message')
       check.deepEqual(second, asJson(withUndefined), 'a message with undefined properties')
     },
@@ -237,13 +280,19 @@ export const messageRules: PersisterRule[] = [
       await withSession(persister, 'unicode')
       const message = textMessage('unicode', 0, {
         content: UNICODE_SAMPLES.map((text) => ({ type: 'text', text }) satisfies ContentBlock),
-        metadata: Object.fromEntries(UNICODE_SAMPLES.map((text, index) => [`${text.slice(0, 8)}-${index}`, text])),
+        metadata: Object.fromEntries(
+          UNICODE_SAMPLES.map((text, index) => [`${text.slice(0, 8)}-${index}`, text]),
+        ),
       })
       await persister.saveMessage('unicode', message)
       await persister.saveSession(minimalSession('unicode', { summary: UNICODE_SAMPLES.join(' | ') }))
       const [stored] = await persister.getMessages('unicode')
       check.deepEqual(stored, message, 'the unicode message')
-      check.equal((await persister.getSession('unicode'))?.summary, UNICODE_SAMPLES.join(' | '), 'the unicode summary')
+      check.equal(
+        (await persister.getSession('unicode'))?.summary,
+        UNICODE_SAMPLES.join(' | '),
+        'the unicode summary',
+      )
     },
   }),
   definePersisterRule({
@@ -300,9 +349,13 @@ export const messageRules: PersisterRule[] = [
       await persister.saveMessage('hostile', message)
       const [stored] = await persister.getMessages('hostile')
       check.deepEqual(stored, message, 'the message with hostile keys')
-      check.ok(stored?.metadata && Object.hasOwn(stored.metadata, '__proto__'), '__proto__ is not an own data key', {
-        actual: stored?.metadata,
-      })
+      check.ok(
+        stored?.metadata && Object.hasOwn(stored.metadata, '__proto__'),
+        '__proto__ is not an own data key',
+        {
+          actual: stored?.metadata,
+        },
+      )
       check.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype.polluted')
     },
   }),
@@ -325,12 +378,19 @@ export const messageRules: PersisterRule[] = [
         rejection = error
       }
       if (rejection !== undefined) {
-        await check.rejectsWithCode(() => Promise.reject(rejection), 'PAYLOAD_TOO_LARGE', 'saving a 5 MB message')
+        await check.rejectsWithCode(
+          () => Promise.reject(rejection),
+          'PAYLOAD_TOO_LARGE',
+          'saving a 5 MB message',
+        )
         check.deepEqual(await persister.getMessages('big'), [], 'messages after the rejection')
         return
       }
       const [stored] = await persister.getMessages('big')
-      const storedText = Array.isArray(stored?.content) && stored.content[0]?.type === 'text' ? stored.content[0].text : undefined
+      const storedText =
+        Array.isArray(stored?.content) && stored.content[0]?.type === 'text'
+          ? stored.content[0].text
+          : undefined
       check.equal(storedText?.length, text.length, 'length of the stored text')
       check.ok(storedText === text, 'the 5 MB text differs from what was saved')
       check.deepEqual(stored, message, 'the 5 MB message')
@@ -359,8 +419,15 @@ export const messageRules: PersisterRule[] = [
       )
       const later = [1, 0].map((seq) => textMessage('clear', seq, { id: `later-${seq}` }))
       for (const message of later) await persister.saveMessage('clear', message)
-      check.deepEqual(await persister.getMessages('clear'), [later[1], later[0]], 'messages saved after clearing')
-      await check.resolves(() => persister.deleteMessages('no-such-session'), 'deleteMessages of an unknown session')
+      check.deepEqual(
+        await persister.getMessages('clear'),
+        [later[1], later[0]],
+        'messages saved after clearing',
+      )
+      await check.resolves(
+        () => persister.deleteMessages('no-such-session'),
+        'deleteMessages of an unknown session',
+      )
     },
   }),
   definePersisterRule({
@@ -376,7 +443,10 @@ export const messageRules: PersisterRule[] = [
         () => Promise.all(messages.map((message) => persister.saveMessage('parallel', message))),
         '50 parallel saveMessage calls',
       )
-      const [first, second] = await Promise.all([persister.getMessages('parallel'), persister.getMessages('parallel')])
+      const [first, second] = await Promise.all([
+        persister.getMessages('parallel'),
+        persister.getMessages('parallel'),
+      ])
       check.deepEqual(first, messages, 'messages after 50 parallel saves')
       check.deepEqual(second, first, 'a concurrent second read')
     },
@@ -419,7 +489,10 @@ export const messageRules: PersisterRule[] = [
       const seen: AnyMessage[] = []
       let afterSeq: number | undefined
       for (let guard = 0; guard < 12; guard += 1) {
-        const page = await persister.getMessages('pages', afterSeq === undefined ? { limit: 3 } : { afterSeq, limit: 3 })
+        const page = await persister.getMessages(
+          'pages',
+          afterSeq === undefined ? { limit: 3 } : { afterSeq, limit: 3 },
+        )
         check.ok(page.length <= 3, 'a page is larger than the limit', { actual: page.length })
         if (page.length === 0) break
         seen.push(...page)
@@ -427,8 +500,16 @@ export const messageRules: PersisterRule[] = [
       }
       check.deepEqual(seen, messages, 'messages read in pages of 3')
       check.deepEqual(await persister.getMessages('pages', { afterSeq: 9 }), [], 'afterSeq at the last seq')
-      check.deepEqual(await persister.getMessages('pages', { afterSeq: 6 }), messages.slice(7), 'afterSeq 6 without limit')
-      check.deepEqual(await persister.getMessages('pages', { limit: 100 }), messages, 'a limit larger than the count')
+      check.deepEqual(
+        await persister.getMessages('pages', { afterSeq: 6 }),
+        messages.slice(7),
+        'afterSeq 6 without limit',
+      )
+      check.deepEqual(
+        await persister.getMessages('pages', { limit: 100 }),
+        messages,
+        'a limit larger than the count',
+      )
     },
   }),
   definePersisterRule({
@@ -471,11 +552,20 @@ export const messageRules: PersisterRule[] = [
           { type: 'thinking', text: 'hmm', signature: 'sig', providerMetadata },
           { type: 'tool_use', id: 'call_1', name: 'f', input: {}, providerMetadata },
           { type: 'image', mediaType: 'image/png', data: 'AAAA', providerMetadata },
-          { type: 'tool_result', toolUseId: 'call_1', content: [{ type: 'text', text: 'r', providerMetadata }], providerMetadata },
+          {
+            type: 'tool_result',
+            toolUseId: 'call_1',
+            content: [{ type: 'text', text: 'r', providerMetadata }],
+            providerMetadata,
+          },
         ],
       })
       await persister.saveMessage('provider', message)
-      check.deepEqual(await persister.getMessages('provider'), [message], 'the message with provider metadata')
+      check.deepEqual(
+        await persister.getMessages('provider'),
+        [message],
+        'the message with provider metadata',
+      )
     },
   }),
   definePersisterRule({
@@ -494,7 +584,11 @@ export const messageRules: PersisterRule[] = [
       const [read] = await persister.getMessages('copies')
       ;(read!.content as Array<{ text?: string }>)[1]!.text = 'mutated output'
       read!.usage!.inputTokens = -5
-      check.deepEqual(await persister.getMessages('copies'), [snapshot], 'stored message after mutating input and output')
+      check.deepEqual(
+        await persister.getMessages('copies'),
+        [snapshot],
+        'stored message after mutating input and output',
+      )
     },
   }),
   definePersisterRule({

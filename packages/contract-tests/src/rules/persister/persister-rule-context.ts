@@ -74,7 +74,9 @@ export async function createPersisterRuleContext(
     create: make,
     async reopen(current) {
       if (!options.reopen) {
-        throw new ConfigurationError(`${options.name} declares 'durable' but gives no reopen(persister) option.`)
+        throw new ConfigurationError(
+          `${options.name} declares 'durable' but gives no reopen(persister) option.`,
+        )
       }
       const next = await options.reopen(current)
       live.delete(current)
@@ -103,7 +105,9 @@ export async function createPersisterRuleContext(
 /** Rejects options that cannot work, before any rule runs. */
 export function validatePersisterOptions(options: PersisterContractOptions): void {
   if (typeof options?.create !== 'function') {
-    throw new ConfigurationError(`describePersisterContract(${options?.name ?? ''}) needs a create() function.`)
+    throw new ConfigurationError(
+      `describePersisterContract(${options?.name ?? ''}) needs a create() function.`,
+    )
   }
   if (options.capabilities?.includes('durable') && typeof options.reopen !== 'function') {
     throw new ConfigurationError(`${options.name} declares 'durable' but gives no reopen(persister) option.`)

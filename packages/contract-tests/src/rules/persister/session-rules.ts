@@ -15,7 +15,11 @@ export const sessionRules: PersisterRule[] = [
     async check({ persister }, check) {
       const session = fullSession('ses-full')
       await check.resolves(() => persister.saveSession(session), 'saveSession')
-      check.deepEqual(await persister.getSession('ses-full'), session, 'getSession returned a different session')
+      check.deepEqual(
+        await persister.getSession('ses-full'),
+        session,
+        'getSession returned a different session',
+      )
     },
   }),
   definePersisterRule({
@@ -25,9 +29,17 @@ export const sessionRules: PersisterRule[] = [
     title: 'get of an unknown id resolves to null',
     hint: 'Return null (not undefined, not a rejection) when no session has this id.',
     async check({ persister }, check) {
-      check.equal(await check.resolves(() => persister.getSession('missing'), 'getSession'), null, 'empty store')
+      check.equal(
+        await check.resolves(() => persister.getSession('missing'), 'getSession'),
+        null,
+        'empty store',
+      )
       await persister.saveSession(minimalSession('present'))
-      check.equal(await persister.getSession('missing'), null, 'getSession of an unknown id beside a stored one')
+      check.equal(
+        await persister.getSession('missing'),
+        null,
+        'getSession of an unknown id beside a stored one',
+      )
     },
   }),
   definePersisterRule({
@@ -59,8 +71,16 @@ export const sessionRules: PersisterRule[] = [
       const session = fullSession('ses-twice')
       await persister.saveSession(session)
       await persister.saveSession(session)
-      check.deepEqual(await persister.getAllSessions(), [session], 'getAllSessions after saving one session twice')
-      check.deepEqual(await persister.listSessions({}), [session], 'listSessions after saving one session twice')
+      check.deepEqual(
+        await persister.getAllSessions(),
+        [session],
+        'getAllSessions after saving one session twice',
+      )
+      check.deepEqual(
+        await persister.listSessions({}),
+        [session],
+        'listSessions after saving one session twice',
+      )
     },
   }),
   definePersisterRule({
@@ -71,9 +91,18 @@ export const sessionRules: PersisterRule[] = [
     hint: 'Keep timestamps as given: milliseconds (also .000), UTC `Z`, dates before 1970 and far in the future.',
     async check({ persister }, check) {
       const cases = [
-        minimalSession('t-epoch', { createdAt: '1969-07-20T20:17:40.123Z', lastActivity: '1970-01-01T00:00:00.000Z' }),
-        minimalSession('t-zero-ms', { createdAt: '2026-01-01T00:00:00.000Z', lastActivity: '2026-01-01T00:00:00.001Z' }),
-        minimalSession('t-future', { createdAt: '2999-12-31T23:59:59.999Z', lastActivity: '2999-12-31T23:59:59.999Z' }),
+        minimalSession('t-epoch', {
+          createdAt: '1969-07-20T20:17:40.123Z',
+          lastActivity: '1970-01-01T00:00:00.000Z',
+        }),
+        minimalSession('t-zero-ms', {
+          createdAt: '2026-01-01T00:00:00.000Z',
+          lastActivity: '2026-01-01T00:00:00.001Z',
+        }),
+        minimalSession('t-future', {
+          createdAt: '2999-12-31T23:59:59.999Z',
+          lastActivity: '2999-12-31T23:59:59.999Z',
+        }),
       ]
       for (const session of cases) await persister.saveSession(session)
       for (const session of cases) {
@@ -99,7 +128,11 @@ export const sessionRules: PersisterRule[] = [
       const sessions = ['s-1', 's-2', 's-3', 's-4', 's-5'].map((id) => fullSession(id))
       for (const session of sessions) await persister.saveSession(session)
       await persister.saveSession(sessions[2]!)
-      check.deepEqual(byId(await persister.getAllSessions()), sessions, 'getAllSessions after 5 saves and 1 re-save')
+      check.deepEqual(
+        byId(await persister.getAllSessions()),
+        sessions,
+        'getAllSessions after 5 saves and 1 re-save',
+      )
     },
   }),
   definePersisterRule({
@@ -119,7 +152,11 @@ export const sessionRules: PersisterRule[] = [
       ]
       for (const session of sessions) await persister.saveSession(session)
       const expected = ['a', 'd', 'c', 'b', 'B', 'e']
-      check.deepEqual(expected, [...sessions].sort(compareByActivity).map((s) => s.id), 'self-check of the expectation')
+      check.deepEqual(
+        expected,
+        [...sessions].sort(compareByActivity).map((s) => s.id),
+        'self-check of the expectation',
+      )
       const first = (await persister.listSessions({})).map((s) => s.id)
       check.deepEqual(first, expected, 'listSessions order')
       const second = (await persister.listSessions({})).map((s) => s.id)
@@ -135,14 +172,18 @@ export const sessionRules: PersisterRule[] = [
     hint: 'Apply ORDER BY before LIMIT/OFFSET; limit 0 is an empty page.',
     async check({ persister }, check) {
       for (let i = 0; i < 7; i += 1) {
-        await persister.saveSession(minimalSession(`p-${i}`, { lastActivity: `2026-01-01T00:00:0${i % 3}.000Z` }))
+        await persister.saveSession(
+          minimalSession(`p-${i}`, { lastActivity: `2026-01-01T00:00:0${i % 3}.000Z` }),
+        )
       }
       const all = (await persister.listSessions({})).map((s) => s.id)
       check.equal(all.length, 7, 'listSessions without limit')
       const paged: string[] = []
       for (let offset = 0; offset < 9; offset += 3) {
         const page = await persister.listSessions({ limit: 3, offset })
-        check.ok(page.length <= 3, `page at offset ${offset} is larger than the limit`, { actual: page.length })
+        check.ok(page.length <= 3, `page at offset ${offset} is larger than the limit`, {
+          actual: page.length,
+        })
         paged.push(...page.map((s) => s.id))
       }
       check.deepEqual(paged, all, 'pages of 3 concatenated')
@@ -187,9 +228,15 @@ export const sessionRules: PersisterRule[] = [
     title: 'listSessions filters by state',
     hint: 'The kernel asks for state `active` at start-up to repair crashed sessions.',
     async check({ persister }, check) {
-      await persister.saveSession(minimalSession('x-active', { state: 'active', lastActivity: '2026-01-01T00:00:01.000Z' }))
-      await persister.saveSession(minimalSession('x-idle', { state: 'idle', lastActivity: '2026-01-01T00:00:02.000Z' }))
-      await persister.saveSession(minimalSession('y-active', { state: 'active', lastActivity: '2026-01-01T00:00:03.000Z' }))
+      await persister.saveSession(
+        minimalSession('x-active', { state: 'active', lastActivity: '2026-01-01T00:00:01.000Z' }),
+      )
+      await persister.saveSession(
+        minimalSession('x-idle', { state: 'idle', lastActivity: '2026-01-01T00:00:02.000Z' }),
+      )
+      await persister.saveSession(
+        minimalSession('y-active', { state: 'active', lastActivity: '2026-01-01T00:00:03.000Z' }),
+      )
       const active = (await persister.listSessions({ state: 'active' })).map((s) => s.id)
       check.deepEqual(active, ['y-active', 'x-active'], "listSessions({ state: 'active' })")
       check.deepEqual(await persister.listSessions({ state: 'error' }), [], 'a state no session is in')
@@ -213,7 +260,11 @@ export const sessionRules: PersisterRule[] = [
       mutate(await persister.getSession('ses-copy'))
       mutate((await persister.getAllSessions())[0])
       mutate((await persister.listSessions({}))[0])
-      check.deepEqual(await persister.getSession('ses-copy'), session, 'the session after mutating returned copies')
+      check.deepEqual(
+        await persister.getSession('ses-copy'),
+        session,
+        'the session after mutating returned copies',
+      )
     },
   }),
   definePersisterRule({
@@ -229,7 +280,11 @@ export const sessionRules: PersisterRule[] = [
       check.deepEqual(input, snapshot, 'the input object after saveSession')
       input.summary = 'changed after save'
       ;(input.metadata as { tags: string[] }).tags.push('late')
-      check.deepEqual(await persister.getSession('ses-input'), snapshot, 'stored session after mutating the input')
+      check.deepEqual(
+        await persister.getSession('ses-input'),
+        snapshot,
+        'stored session after mutating the input',
+      )
     },
   }),
   definePersisterRule({
@@ -252,12 +307,20 @@ export const sessionRules: PersisterRule[] = [
       for (const id of ids) await persister.saveSession(minimalSession(id, { summary: `summary of ${id}` }))
       for (const id of ids) {
         const stored = await persister.getSession(id)
-        check.deepEqual(stored, minimalSession(id, { summary: `summary of ${id}` }), `getSession(${JSON.stringify(id)})`)
+        check.deepEqual(
+          stored,
+          minimalSession(id, { summary: `summary of ${id}` }),
+          `getSession(${JSON.stringify(id)})`,
+        )
       }
       const listed = (await persister.getAllSessions()).map((s) => s.id).sort()
       check.deepEqual(listed, [...ids].sort(), 'ids listed by getAllSessions')
       await persister.saveMessage(ids[3]!, textMessage(ids[3]!, 0))
-      check.deepEqual(await persister.getMessages(ids[3]!), [textMessage(ids[3]!, 0)], 'messages of a SQL-looking id')
+      check.deepEqual(
+        await persister.getMessages(ids[3]!),
+        [textMessage(ids[3]!, 0)],
+        'messages of a SQL-looking id',
+      )
     },
   }),
   definePersisterRule({
@@ -356,7 +419,11 @@ export const sessionRules: PersisterRule[] = [
       const session = minimalSession('sparse')
       await persister.saveSession(session)
       const stored = await persister.getSession('sparse')
-      check.deepEqual(stored ? Object.keys(stored).sort() : stored, Object.keys(session).sort(), 'property names')
+      check.deepEqual(
+        stored ? Object.keys(stored).sort() : stored,
+        Object.keys(session).sort(),
+        'property names',
+      )
       check.deepEqual(
         stored ? Object.keys(stored.tokenUsage).sort() : stored,
         ['inputTokens', 'outputTokens', 'totalTokens'],
