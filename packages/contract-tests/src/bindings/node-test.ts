@@ -1,24 +1,8 @@
 import { after, describe, it } from 'node:test'
-import { type ContractRun, createContractRun } from '../engine/contract-run.js'
-import type { AdapterCapability, PersisterCapability } from '../engine/rule.js'
-import {
-  ADAPTER_CAPABILITIES,
-  type AdapterContractOptions,
-  type AdapterRuleContext,
-  adapterRules,
-  createAdapterRuleContext,
-  expectedFailureIds,
-  expectedFailureReasons,
-  validateAdapterOptions,
-} from '../rules/adapter/index.js'
-import {
-  createPersisterRuleContext,
-  PERSISTER_CAPABILITIES,
-  type PersisterContractOptions,
-  type PersisterRuleContext,
-  persisterRules,
-  validatePersisterOptions,
-} from '../rules/persister/index.js'
+import type { ContractRun } from '../engine/contract-run.js'
+import type { AdapterContractOptions } from '../rules/adapter/index.js'
+import type { PersisterContractOptions } from '../rules/persister/index.js'
+import { createAdapterContractRun, createPersisterContractRun } from './contract-runs.js'
 
 /**
  * Registers the persister contract as a `node:test` suite (run with `node --test`): one test per
@@ -30,16 +14,7 @@ import {
  * describePersisterContract({ name: 'MyPersister', create: () => new MyPersister(), capabilities: ['pagination'] })
  */
 export function describePersisterContract(options: PersisterContractOptions): void {
-  validatePersisterOptions(options)
-  registerContract(
-    createContractRun<PersisterRuleContext, PersisterCapability>({
-      kind: 'persister',
-      rules: persisterRules,
-      options,
-      knownCapabilities: PERSISTER_CAPABILITIES,
-      createContext: () => createPersisterRuleContext(options),
-    }),
-  )
+  registerContract(createPersisterContractRun(options))
 }
 
 /**
@@ -59,20 +34,7 @@ export function describePersisterContract(options: PersisterContractOptions): vo
  * })
  */
 export function describeAdapterContract(options: AdapterContractOptions): void {
-  validateAdapterOptions(options)
-  registerContract(
-    createContractRun<AdapterRuleContext, AdapterCapability>({
-      kind: 'adapter',
-      rules: adapterRules,
-      options: {
-        ...options,
-        expectedFailures: expectedFailureIds(options),
-        expectedFailureReasons: expectedFailureReasons(options),
-      },
-      knownCapabilities: ADAPTER_CAPABILITIES,
-      createContext: () => createAdapterRuleContext(options),
-    }),
-  )
+  registerContract(createAdapterContractRun(options))
 }
 
 function registerContract<Context, Capability extends string>(run: ContractRun<Context, Capability>): void {
