@@ -1,12 +1,4 @@
-import type {
-  AgentAdapter,
-  AgentPersister,
-  AnyMessage,
-  SessionData,
-  SessionFactory,
-  SessionRuntimeOptions,
-  TokenUsage,
-} from '@agentx/core'
+import type { SessionFactory, SessionInit } from '@agentx/core'
 import { ClaudeSession } from './claude-session.js'
 
 /**
@@ -19,15 +11,7 @@ import { ClaudeSession } from './claude-session.js'
 export class ClaudeSessionFactory implements SessionFactory {
   readonly specificationVersion = 'v1' as const
 
-  createSession(
-    id: string,
-    metadata: SessionData,
-    adapter: AgentAdapter,
-    options: SessionRuntimeOptions,
-    persister?: AgentPersister,
-    messages?: AnyMessage[],
-    tokenUsage?: TokenUsage,
-  ): ClaudeSession {
-    return new ClaudeSession(id, metadata, adapter, options, persister, messages, tokenUsage)
+  createSession(init: SessionInit): ClaudeSession {
+    return new ClaudeSession(init)
   }
 }

@@ -143,7 +143,7 @@ describe('WriteQueue', () => {
       if (fail) throw new Error('down')
       return original(sessionId, m)
     }
-    const queue = new WriteQueue(persister, 's', { maxAttempts: 1, retryDelayMs: 1 })
+    const queue = new WriteQueue(persister, 's', { maxAttempts: 1, initialDelayMs: 1 })
     void queue.saveMessage(message('partial', true))
     await expect(queue.flush()).rejects.toThrow('down')
     fail = false

@@ -1,7 +1,9 @@
-// The public API of @agentx/core, at a glance.
+// The public API of @agentx/core, at a glance: first what applications use, then what plugin
+// authors (adapters, persisters, session factories) build on. Everything else is internal.
+
+// --- Applications -------------------------------------------------------------------------------
 
 // Agent
-export { AgentCore } from './agent/agent-core.js'
 export type { Agent } from './agent/agent-core.js'
 export type {
   AgentConfig,
@@ -10,23 +12,16 @@ export type {
   GetSessionsOptions,
 } from './agent/agent-config.js'
 export { createAgent } from './agent/create-agent.js'
-export { SessionManager } from './agent/session-manager.js'
-export type { SessionManagerOptions } from './agent/session-manager.js'
 
-// Contracts
-export type {
-  AdapterMessage,
-  AdapterStreamOptions,
-  AgentAdapter,
-  ToolDefinition,
-} from './contracts/agent-adapter.js'
-export type {
-  AgentPersister,
-  GetMessagesQuery,
-  ListSessionsQuery,
-  SessionData,
-} from './contracts/agent-persister.js'
-export type { SessionFactory } from './contracts/session-factory.js'
+// Sessions
+export type { SendOptions, Session } from './session/session.js'
+export type { SendResult, SessionEvent, SessionListener } from './session/session-events.js'
+export type { MessagesQuery } from './session/session-history.js'
+export type { SessionState } from './contracts/session-state.js'
+export { canTransition, SESSION_TRANSITIONS } from './session/session-state.js'
+export type { Durability, WriteRetryOptions } from './session/session-runtime-options.js'
+
+// Messages
 export type {
   AnyMessage,
   ContentBlock,
@@ -42,14 +37,13 @@ export type {
   ToolUseBlock,
 } from './contracts/messages.js'
 
+// Tools, retry, logging
+export type { Tool, ToolContext } from './tools/tool.js'
+export type { RetryOptions } from './retry/retry-options.js'
+export type { Logger } from './util/logger.js'
+
 // Errors
-export {
-  AdapterError,
-  adapterErrorKindFromStatus,
-  isAdapterError,
-  isRetryableStatus,
-  parseRetryAfterMs,
-} from './errors/adapter-error.js'
+export { AdapterError, isAdapterError } from './errors/adapter-error.js'
 export type { AdapterErrorKind, AdapterErrorOptions } from './errors/adapter-error.js'
 export { AgentError, isAgentError } from './errors/agent-error.js'
 export type { AgentErrorOptions } from './errors/agent-error.js'
@@ -61,27 +55,44 @@ export { SessionBusyError } from './errors/session-busy-error.js'
 export { SessionStateError } from './errors/session-state-error.js'
 export { ValidationError } from './errors/validation-error.js'
 
-// Sessions
+// The store that is always there
+export { InMemoryPersister } from './persistence/in-memory-persister.js'
+
+// --- Plugin authors -----------------------------------------------------------------------------
+
+// Contracts
+export type {
+  AdapterMessage,
+  AdapterStreamOptions,
+  AgentAdapter,
+  ToolDefinition,
+} from './contracts/agent-adapter.js'
+export type {
+  AgentPersister,
+  GetMessagesQuery,
+  ListSessionsQuery,
+  SessionData,
+} from './contracts/agent-persister.js'
+export type { SessionFactory, SessionInit } from './contracts/session-factory.js'
+export type { SessionRuntimeOptions } from './session/session-runtime-options.js'
+
+// Session building blocks
 export { BaseSession } from './session/base-session.js'
 export { DefaultSessionFactory } from './session/default-session-factory.js'
-export { WriteQueue } from './session/write-queue.js'
-export type { WriteQueueOptions } from './session/write-queue.js'
-export { assertTransition, canTransition, SESSION_TRANSITIONS } from './session/session-state.js'
-export type { SessionState } from './session/session-state.js'
-export type { SendResult, SessionEvent, SessionListener } from './session/session-events.js'
-export type { SendOptions, Session } from './session/session.js'
-export type { Durability, SessionRuntimeOptions } from './session/session-runtime-options.js'
+export { assertTransition } from './session/session-state.js'
 
-// Persistence helpers
-export { compareByActivity, InMemoryPersister } from './persistence/in-memory-persister.js'
-export { cloneJson } from './persistence/json-copy.js'
-export { validateMessage, validatePaging, validateSessionData } from './persistence/validate.js'
-
-// Tools, retry, utilities
-export type { Tool, ToolContext } from './tools/tool.js'
+// Helpers for adapters
+export {
+  adapterErrorKindFromStatus,
+  isRetryableStatus,
+  parseRetryAfterMs,
+} from './errors/adapter-error.js'
 export { toResultContent } from './tools/run-tools.js'
 export { addUsage, emptyUsage } from './util/token-usage.js'
 export { backoffDelay, DEFAULT_RETRY } from './retry/retry-options.js'
-export type { RetryOptions } from './retry/retry-options.js'
-export type { Logger } from './util/logger.js'
+
+// Helpers for persisters
+export { compareByActivity } from './persistence/in-memory-persister.js'
+export { cloneJson } from './persistence/json-copy.js'
+export { validateMessage, validatePaging, validateSessionData } from './persistence/validate.js'
 export { uuidv7 } from './util/uuid-v7.js'

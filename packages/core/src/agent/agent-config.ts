@@ -2,7 +2,7 @@ import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AgentPersister } from '../contracts/agent-persister.js'
 import type { SessionFactory } from '../contracts/session-factory.js'
 import type { RetryOptions } from '../retry/retry-options.js'
-import type { Durability } from '../session/session-runtime-options.js'
+import type { Durability, WriteRetryOptions } from '../session/session-runtime-options.js'
 import type { Tool } from '../tools/tool.js'
 import type { Logger } from '../util/logger.js'
 
@@ -28,6 +28,13 @@ export interface AgentConfig {
   durability?: Durability
   /** How often a streaming reply's partial text is saved, in ms. Default is `250`. */
   checkpointIntervalMs?: number
+  /**
+   * How the write queue retries a failing store: a caller waiting for a write (`sync` durability,
+   * `flush()`) is told after `maxAttempts` failed attempts; the write itself stays queued and is
+   * retried in the background, with a delay doubling from `initialDelayMs` up to `maxDelayMs`.
+   * Default is `{ maxAttempts: 4, initialDelayMs: 25, maxDelayMs: 5000 }`.
+   */
+  writeRetry?: WriteRetryOptions
 }
 
 /** The plugins of an agent. Missing ones are resolved in `initialize()`. */

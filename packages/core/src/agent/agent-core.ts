@@ -9,6 +9,7 @@ import type { SessionRuntimeOptions } from '../session/session-runtime-options.j
 import type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
 import { createDefaultAdapter, createDefaultPersister } from './resolve-default-plugins.js'
 import { SessionManager } from './session-manager.js'
+import { validateContent, validateSendOptions } from '../session/validate-input.js'
 
 /** The public face of an agent, as `createAgent` returns it. */
 export interface Agent {
@@ -45,6 +46,7 @@ export class AgentCore implements Agent {
   readonly #deps: AgentDeps
   #initializing: Promise<Resolved> | undefined
   #closing: Promise<void> | undefined
+  #closed = false
 
   constructor(config: AgentConfig, deps: AgentDeps = {}) {
     this.config = config
@@ -81,6 +83,9 @@ export class AgentCore implements Agent {
     if (metadata !== undefined) create.metadata = metadata
     if (cwd !== undefined) create.cwd = cwd
     if (tools !== undefined) create.tools = tools
+    // Check the send's content and options before a session is created for it.
+    validateContent(content)
+    validateSendOptions(sendOptions)
     const session = await this.createSession(create)
     await session.send(content, sendOptions)
     return session
@@ -99,13 +104,14 @@ export class AgentCore implements Agent {
   }
 
   close(): Promise<void> {
+    this.#closed = true
     this.#closing ??= (async () => {
       if (!this.#initializing) return
       const resolved = await this.#initializing.catch(() => undefined)
       if (!resolved) return
       try {
         await resolved.manager.abortAll()
-        await resolved.manager.flushAll()
+        await resolved.manager.releaseAll()
       } finally {
         if (resolved.ownsPersister) await resolved.persister.close?.()
       }
@@ -135,6 +141,7 @@ export class AgentCore implements Agent {
         checkpointIntervalMs: config.checkpointIntervalMs ?? 250,
       }
       if (config.systemPrompt !== undefined) runtime.systemPrompt = config.systemPrompt
+      if (config.writeRetry !== undefined) runtime.writeRetry = config.writeRetry
       if (deps.logger !== undefined) runtime.logger = deps.logger
       const manager = new SessionManager({
         adapter,
@@ -143,6 +150,7 @@ export class AgentCore implements Agent {
         runtime,
         ...(config.userId === undefined ? {} : { userId: config.userId }),
         ...(config.appName === undefined ? {} : { appName: config.appName }),
+        isClosed: () => this.#closed,
       })
       const repaired = await manager.repairInterrupted()
       if (repaired > 0)

@@ -95,10 +95,17 @@ describe('agent initialization', () => {
   })
 
   it('concurrent initialize() calls share one promise', async () => {
-    const agent = createAgent({}, { adapter: new ScriptedAdapter(), persister: new InMemoryPersister() })
-    const [x, y] = [agent.initialize(), agent.initialize()]
-    await Promise.all([x, y])
-    expect(await agent.getAdapter()).toBe(await agent.getAdapter())
+    let repairs = 0
+    class CountingPersister extends InMemoryPersister {
+      override async listSessions(query: Parameters<InMemoryPersister['listSessions']>[0]) {
+        repairs += 1
+        return super.listSessions(query)
+      }
+    }
+    const agent = createAgent({}, { adapter: new ScriptedAdapter(), persister: new CountingPersister() })
+    await Promise.all([agent.initialize(), agent.initialize(), agent.initialize()])
+    // Start-up (which repairs interrupted sessions with one listing) ran once.
+    expect(repairs).toBe(1)
   })
 
   it('a default plugin that is not installed fails with a ConfigurationError naming the package', async () => {
@@ -618,7 +625,10 @@ describe('persistence failures', () => {
     process.on('unhandledRejection', onUnhandled)
     try {
       const persister = new ProbePersister()
-      const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('reply')]), persister })
+      const agent = createAgent(
+        { writeRetry: { maxDelayMs: 20 } },
+        { adapter: new ScriptedAdapter([textTurn('reply')]), persister },
+      )
       const session = await agent.createSession()
       persister.alwaysFail = true
       const errors: SessionEvent[] = []
@@ -630,9 +640,11 @@ describe('persistence failures', () => {
       expect((error as PersistenceError).message).toContain('disk unplugged')
       expect(errors.length).toBeGreaterThan(0)
       await expect(agent.close()).rejects.toBeDefined()
-      // Nothing is dropped: once the store works again a flush writes what failed.
+      // Nothing is dropped: the writes stay queued and land in the background once the store works again.
       persister.alwaysFail = false
-      await session.flush()
+      for (let i = 0; i < 100 && (await persister.getMessages(session.id)).length < 2; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
       expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual(['user', 'agent'])
       await new Promise((resolve) => setTimeout(resolve, 20))
       expect(unhandled).toEqual([])

@@ -2,6 +2,7 @@ import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
 import type { SessionFactory } from '../contracts/session-factory.js'
 import { isAgentError } from '../errors/agent-error.js'
+import { cloneJson } from '../persistence/json-copy.js'
 import type { Session } from '../session/session.js'
 import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
 import type { Tool } from '../tools/tool.js'
@@ -9,6 +10,7 @@ import { sleep } from '../util/abort.js'
 import { emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
 import type { CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
+import { validateCreateSessionOptions } from './validate-config.js'
 
 const REPAIR_PAGE = 100
 
@@ -20,6 +22,14 @@ export interface SessionManagerOptions {
   runtime: SessionRuntimeOptions
   userId?: string
   appName?: string
+  /** Whether the agent is closed (its sessions then reject every call with `AGENT_CLOSED`). */
+  isClosed?: () => boolean
+}
+
+/** What the manager may call on a session beyond the public {@link Session} (a {@link BaseSession} has both). */
+interface ManagedSession extends Session {
+  whenSettled?(): Promise<void>
+  release?(): Promise<void>
 }
 
 /**
@@ -38,6 +48,7 @@ export class SessionManager {
 
   /** Creates a session: saves its metadata, then makes the object (state `created`). */
   async createSession(options: CreateSessionOptions = {}): Promise<Session> {
+    validateCreateSessionOptions(options)
     const { runtime, userId, appName } = this.#options
     const now = new Date().toISOString()
     const data: SessionData = {
@@ -55,7 +66,7 @@ export class SessionManager {
     if (options.cwd !== undefined) data.cwd = options.cwd
     if (userId !== undefined) data.userId = userId
     if (appName !== undefined) data.appName = appName
-    if (options.metadata !== undefined) data.metadata = structuredClone(options.metadata)
+    if (options.metadata !== undefined) data.metadata = cloneJson(options.metadata, 'metadata')
     await withRetry(() => this.#options.persister.saveSession(data))
     return this.#adopt(data, [], options.tools)
   }
@@ -119,38 +130,45 @@ export class SessionManager {
     }
   }
 
-  /** Flushes every session; rejects with the first failure after trying them all. */
-  async flushAll(): Promise<void> {
+  /**
+   * The end of the agent: makes every session's accepted writes durable and lets go of every
+   * session (and the messages it holds). Rejects with the first failure after trying them all.
+   */
+  async releaseAll(): Promise<void> {
+    const sessions = [...this.#sessions.values()].filter((s) => s.state !== 'deleted')
+    this.#sessions.clear()
     const results = await Promise.allSettled(
-      [...this.#sessions.values()].filter((s) => s.state !== 'deleted').map((session) => session.flush()),
+      sessions.map((session: ManagedSession) => (session.release ? session.release() : session.flush())),
     )
     const failed = results.find((result) => result.status === 'rejected')
     if (failed) throw (failed as PromiseRejectedResult).reason
+  }
+
+  /** Sessions held in memory. */
+  get size(): number {
+    return this.#sessions.size
   }
 
   /** Aborts every running send (keeping partial replies) and waits until they have settled. */
   async abortAll(): Promise<void> {
     const running = [...this.#sessions.values()].filter((session) => session.state === 'active')
     for (const session of running) session.abort()
-    await Promise.all(
-      running.map((session) => (session as Session & { whenSettled?: () => Promise<void> }).whenSettled?.()),
-    )
+    await Promise.all(running.map((session: ManagedSession) => session.whenSettled?.()))
   }
 
   #adopt(data: SessionData, messages: [] | undefined, tools?: Tool[]): Session {
-    const { factory, adapter, runtime, persister } = this.#options
+    const { factory, adapter, runtime, persister, isClosed } = this.#options
     const options: SessionRuntimeOptions = tools?.length
       ? { ...runtime, tools: [...runtime.tools, ...tools] }
       : runtime
-    const session = factory.createSession(
-      data.id,
+    const session = factory.createSession({
       data,
       adapter,
       options,
       persister,
-      messages,
-      data.tokenUsage,
-    )
+      ...(messages === undefined ? {} : { messages }),
+      ...(isClosed === undefined ? {} : { isClosed }),
+    })
     this.#sessions.set(data.id, session)
     const unsubscribe = session.subscribe((event) => {
       if (event.type === 'state' && event.state === 'deleted') {

@@ -1,8 +1,34 @@
 import type { Session } from '../session/session.js'
+import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
 import type { AgentAdapter } from './agent-adapter.js'
 import type { AgentPersister, SessionData } from './agent-persister.js'
-import type { AnyMessage, TokenUsage } from './messages.js'
-import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
+import type { AnyMessage } from './messages.js'
+
+/**
+ * What a {@link SessionFactory} gets to make one session object. The agent builds it when a
+ * session is created and when a stored one is first accessed.
+ */
+export interface SessionInit {
+  /** The session's stored metadata (its `id`, state, usage …). */
+  data: SessionData
+  /** The adapter this session talks to. */
+  adapter: AgentAdapter
+  /** The settings resolved from the agent's config. */
+  options: SessionRuntimeOptions
+  /** Where the session's writes go. Default is none (nothing is persisted). */
+  persister?: AgentPersister
+  /**
+   * The stored messages when the caller already has them (a new session passes `[]`). Default is
+   * `undefined`: the session loads them itself on first use (lazy hydration).
+   */
+  messages?: AnyMessage[]
+  /**
+   * Whether the agent that owns the session is closed. Once it returns `true`, every call of the
+   * session rejects with code `AGENT_CLOSED` and reaches neither the adapter nor the store.
+   * Default is never closed.
+   */
+  isClosed?: () => boolean
+}
 
 /**
  * Makes session objects. The agent calls it when a session is created and when a stored one is
@@ -12,18 +38,6 @@ import type { SessionRuntimeOptions } from '../session/session-runtime-options.j
 export interface SessionFactory {
   /** Contract version. Default is `'v1'`. */
   readonly specificationVersion?: 'v1'
-  /**
-   * @param messages the stored messages when the caller already has them; `undefined` means the
-   *   session loads them itself on first use (lazy hydration).
-   * @param tokenUsage the stored usage. Default is `metadata.tokenUsage`.
-   */
-  createSession(
-    id: string,
-    metadata: SessionData,
-    adapter: AgentAdapter,
-    options: SessionRuntimeOptions,
-    persister?: AgentPersister,
-    messages?: AnyMessage[],
-    tokenUsage?: TokenUsage,
-  ): Session
+  /** Makes the session object described by `init`. MUST NOT do I/O. */
+  createSession(init: SessionInit): Session
 }

@@ -1,5 +1,5 @@
 import { AgentError } from './agent-error.js'
-import type { SessionState } from '../session/session-state.js'
+import type { SessionState } from '../contracts/session-state.js'
 
 /** A call that the session's state does not allow (any call on a deleted session). Code `SESSION_STATE`. */
 export class SessionStateError extends AgentError {

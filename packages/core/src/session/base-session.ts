@@ -1,54 +1,43 @@
 import type { AdapterMessage, AdapterStreamOptions, AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
-import type {
-  AnyMessage,
-  ContentBlock,
-  MessageType,
-  StopReason,
-  TokenUsage,
-  ToolResultBlock,
-  ToolUseBlock,
-} from '../contracts/messages.js'
+import type { SessionInit } from '../contracts/session-factory.js'
+import type { AnyMessage, ContentBlock, MessageType, TokenUsage } from '../contracts/messages.js'
+import type { SessionState } from '../contracts/session-state.js'
 import { AdapterError, isAdapterError } from '../errors/adapter-error.js'
-import { type AgentError, isAgentError } from '../errors/agent-error.js'
+import { AgentError, isAgentError } from '../errors/agent-error.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
-import { ValidationError } from '../errors/validation-error.js'
-import { backoffDelay } from '../retry/retry-options.js'
-import { runTools } from '../tools/run-tools.js'
 import type { Tool } from '../tools/tool.js'
-import { sleep } from '../util/abort.js'
-import { AsyncQueue } from '../util/async-queue.js'
+import { EventStream } from '../util/event-stream.js'
 import { addUsage, emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
-import type { Session, SendOptions } from './session.js'
+import { type ModelRequestContext, runModelRequest } from './model-request.js'
+import type { SendOptions, Session } from './session.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
+import { type MessagesQuery, SessionHistory } from './session-history.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
-import { assertTransition, canSend, type SessionState } from './session-state.js'
+import { assertTransition, canSend } from './session-state.js'
+import { mergeTools, runToolStep, toolCallsOf } from './tool-step.js'
+import { validateContent, validateSendOptions } from './validate-input.js'
 import { WriteQueue } from './write-queue.js'
 
 const SUMMARY_LENGTH = 100
-const PAGE_SIZE = 1000
 
-/** What one model response produced. */
-interface ResponseOutcome {
-  message: AnyMessage
-  usage: TokenUsage | undefined
-}
-
-/** The accumulated state of a response while it streams; kept when it fails. */
-interface PartialResponse {
-  id: string
-  seq: number | undefined
-  text: string
-  thinking: string
-  toolCalls: ToolUseBlock[]
-  checkpointed: boolean
-  yielded: boolean
+/** One running send: its input, its signal, where its events go and what it persisted. */
+interface SendRun {
+  content: string | ContentBlock[]
+  options: SendOptions
+  controller: AbortController
+  sink: EventStream<SessionEvent> | undefined
+  emit(event: SessionEvent): void
+  produced: AnyMessage[]
 }
 
 /**
- * The kernel's session: the send flow of DESIGN.md §7 as a template method.
+ * The kernel's session: the send flow of DESIGN.md §7 as a loop of steps — a model request
+ * (`model-request.ts`, with retries and checkpoints), the tool step (`tool-step.ts`), and the
+ * decision to go on. History lives in `session-history.ts`, writes go through the session's
+ * `WriteQueue`.
  *
  * Made by a {@link SessionFactory}. A provider package may subclass it and override the protected
  * hooks {@link BaseSession.transformMessage} (adjust each agent message before it is persisted) and
@@ -59,35 +48,30 @@ export class BaseSession implements Session {
   protected readonly adapter: AgentAdapter
   protected readonly persister: AgentPersister | undefined
   protected readonly options: SessionRuntimeOptions
+  readonly #history: SessionHistory
+  readonly #isClosed: () => boolean
   #data: SessionData
-  #messages: AnyMessage[] | undefined
-  #loading: Promise<AnyMessage[]> | undefined
   #usage: TokenUsage
   #listeners = new Set<SessionListener>()
   #queue: WriteQueue | undefined
-  #controller: AbortController | undefined
+  #run: SendRun | undefined
   #running: Promise<unknown> | undefined
 
-  constructor(
-    id: string,
-    metadata: SessionData,
-    adapter: AgentAdapter,
-    options: SessionRuntimeOptions,
-    persister?: AgentPersister,
-    messages?: AnyMessage[],
-    tokenUsage?: TokenUsage,
-  ) {
-    this.id = id
+  constructor(init: SessionInit) {
+    const { data, adapter, options, persister } = init
+    this.id = data.id
     this.adapter = adapter
     this.options = options
     this.persister = persister
-    this.#data = { ...metadata, id }
-    this.#messages = messages ? [...messages].sort((a, b) => a.seq - b.seq) : undefined
-    this.#usage = { ...(tokenUsage ?? metadata.tokenUsage ?? emptyUsage()) }
+    this.#isClosed = init.isClosed ?? (() => false)
+    this.#data = { ...data }
+    this.#usage = { ...(data.tokenUsage ?? emptyUsage()) }
+    this.#history = new SessionHistory(persister, data.id, init.messages)
     if (persister) {
-      this.#queue = new WriteQueue(persister, id, {
+      this.#queue = new WriteQueue(persister, data.id, {
+        ...options.writeRetry,
         onError: (error) => {
-          this.options.logger?.error('agentx: a write failed for good', { sessionId: id, code: error.code })
+          options.logger?.error('agentx: a write failed', { sessionId: data.id, code: error.code })
           this.#emit({ type: 'persist-error', error })
         },
       })
@@ -131,43 +115,42 @@ export class BaseSession implements Session {
     return structuredClone({ ...this.#data, tokenUsage: this.#usage })
   }
 
-  send(content: string | ContentBlock[], options: SendOptions = {}): Promise<SendResult> {
+  send(content: string | ContentBlock[], options?: SendOptions): Promise<SendResult> {
+    let run: SendRun
     try {
-      this.#begin(content)
+      run = this.#begin(content, options, undefined)
     } catch (error) {
       return Promise.reject(error)
     }
-    return this.#run(content, options, undefined)
+    return this.#start(run)
   }
 
-  stream(content: string | ContentBlock[], options: SendOptions = {}): AsyncIterable<SessionEvent> {
-    let startError: unknown
+  stream(content: string | ContentBlock[], options?: SendOptions): AsyncIterable<SessionEvent> {
+    const sink = new EventStream<SessionEvent>(() => this.abort())
+    let run: SendRun
     try {
-      this.#begin(content)
+      run = this.#begin(content, options, sink)
     } catch (error) {
-      startError = error
+      sink.end({ error })
+      return sink
     }
-    const queue = new AsyncQueue<SessionEvent>(() => this.abort())
-    if (startError !== undefined) {
-      queue.end({ error: startError })
-      return queue
-    }
-    this.#run(content, options, queue).then(
-      () => queue.end(),
-      () => queue.end(),
+    // A failure is thrown from the iterator after its `error` event; an abort ends it quietly.
+    this.#start(run).then(
+      () => sink.end(),
+      (error: unknown) => sink.end(isAbort(error) ? undefined : { error }),
     )
-    return queue
+    return sink
   }
 
   abort(): void {
-    this.#controller?.abort(
+    this.#run?.controller.abort(
       new AdapterError('The send was aborted.', { kind: 'aborted', provider: this.adapter.getName() }),
     )
   }
 
-  async getMessages(): Promise<AnyMessage[]> {
-    this.#assertNotDeleted()
-    return structuredClone(await this.#hydrate())
+  async getMessages(query?: MessagesQuery): Promise<AnyMessage[]> {
+    this.#assertUsable()
+    return this.#history.page(query)
   }
 
   getTokenUsage(): TokenUsage {
@@ -187,20 +170,32 @@ export class BaseSession implements Session {
   }
 
   async flush(): Promise<void> {
-    this.#assertNotDeleted()
+    this.#assertUsable()
     await this.#queue?.flush()
   }
 
+  /**
+   * Called by the agent when it closes: makes every accepted write durable (rejects if one is
+   * not), then drops the messages held in memory. Not for application code.
+   */
+  async release(): Promise<void> {
+    try {
+      await this.#queue?.flush()
+    } finally {
+      this.#history.release()
+    }
+  }
+
   async delete(): Promise<void> {
-    this.#assertNotDeleted()
+    this.#assertUsable()
     if (this.#running) {
       this.abort()
-      await this.#running.catch(() => undefined)
+      await this.whenSettled()
     }
     await this.#queue?.discard()
     await this.persister?.deleteSession(this.id)
     this.#setState('deleted')
-    this.#messages = []
+    this.#history.clear()
     this.#listeners.clear()
   }
 
@@ -221,105 +216,99 @@ export class BaseSession implements Session {
 
   // --- the send flow ---------------------------------------------------------------------------
 
-  /** The synchronous part of send/stream: state and busy checks, so a same-tick second call writes nothing. */
-  #begin(content: string | ContentBlock[]): void {
-    this.#assertNotDeleted()
-    if (this.#controller) throw new SessionBusyError(this.id)
-    if (typeof content !== 'string' && !Array.isArray(content)) {
-      throw new ValidationError('content must be a string or an array of content blocks.')
-    }
+  /**
+   * The synchronous part of send/stream: closed, deleted and busy checks, then validation, so a
+   * same-tick second call or a bad input writes nothing.
+   */
+  #begin(content: unknown, options: unknown, sink: EventStream<SessionEvent> | undefined): SendRun {
+    this.#assertUsable()
+    if (this.#run) throw new SessionBusyError(this.id)
+    const checkedContent = validateContent(content)
+    const checkedOptions = validateSendOptions(options)
     if (!canSend(this.#data.state) && this.#data.state !== 'active') {
       throw new SessionStateError(`Session ${this.id} cannot send in state '${this.#data.state}'.`, {
         state: this.#data.state,
       })
     }
-    this.#controller = new AbortController()
-  }
-
-  #run(
-    content: string | ContentBlock[],
-    options: SendOptions,
-    sink: AsyncQueue<SessionEvent> | undefined,
-  ): Promise<SendResult> {
-    const controller = this.#controller!
-    const signal = controller.signal
-    const onExternalAbort = (): void => this.abort()
-    if (options.signal?.aborted) this.abort()
-    else options.signal?.addEventListener('abort', onExternalAbort, { once: true })
-    const emit = (event: SessionEvent): void => {
-      this.#emit(event)
-      sink?.push(event)
+    const run: SendRun = {
+      content: checkedContent,
+      options: checkedOptions,
+      controller: new AbortController(),
+      sink,
+      emit:
+        sink === undefined
+          ? (event) => this.#emit(event)
+          : (event) => {
+              this.#emit(event)
+              sink.push(event)
+            },
+      produced: [],
     }
-    const run = this.#flow(content, options, signal, emit).finally(() => {
-      options.signal?.removeEventListener('abort', onExternalAbort)
-      this.#controller = undefined
-      this.#running = undefined
-    })
-    this.#running = run
-    // The caller of send() handles the rejection; stream() reports it as events.
-    if (sink) run.catch(() => undefined)
+    this.#run = run
     return run
   }
 
-  async #flow(
-    content: string | ContentBlock[],
-    options: SendOptions,
-    signal: AbortSignal,
-    emit: (event: SessionEvent) => void,
-  ): Promise<SendResult> {
-    const produced: AnyMessage[] = []
+  #start(run: SendRun): Promise<SendResult> {
+    const external = run.options.signal
+    const onExternalAbort = (): void => this.abort()
+    if (external?.aborted) this.abort()
+    else external?.addEventListener('abort', onExternalAbort, { once: true })
+    const running = this.#flow(run).finally(() => {
+      external?.removeEventListener('abort', onExternalAbort)
+      this.#run = undefined
+      this.#running = undefined
+    })
+    this.#running = running
+    return running
+  }
+
+  /** The loop: user message → (model request → tool step)* → idle. */
+  async #flow(run: SendRun): Promise<SendResult> {
+    const { content, options, emit } = run
+    const signal = run.controller.signal
     let sendUsage = emptyUsage()
     try {
-      const messages = await this.#hydrate()
+      await this.#history.load()
       this.#throwIfAborted(signal)
       const user = this.#newMessage('user', content)
       if (this.#data.summary === '') this.#data.summary = summarize(content)
-      await this.#append(user, produced, emit)
+      const userSaved = this.#append(user, run)
       this.#setState('active', emit)
       this.#data.lastActivity = user.timestamp
-      await this.#saveSession()
+      await this.#beforeModel(user, userSaved, run)
 
       const tools = mergeTools(this.options.tools, options.tools)
-      const maxSteps = Math.max(1, options.maxSteps ?? this.options.maxSteps)
+      const maxSteps = options.maxSteps ?? this.options.maxSteps
+      const context = this.#requestContext(run, signal)
       let prompt: string | ContentBlock[] = content
-      let historyEnd = messages.length - 1
+      let historyEnd = this.#history.messages.length - 1
       let last: AnyMessage | undefined
       for (let step = 1; ; step++) {
-        const outcome = await this.#request(
-          prompt,
-          messages.slice(0, historyEnd),
-          tools,
-          options,
-          signal,
-          emit,
-        )
-        last = outcome.message
+        const streamOptions = this.#streamOptions(historyEnd, tools, options, signal)
+        const outcome = await runModelRequest(context, prompt, streamOptions, this.#history.nextSeq())
         if (outcome.usage) sendUsage = addUsage(sendUsage, outcome.usage)
-        await this.#append(outcome.message, produced, emit)
-        const toolUses = Array.isArray(last.content)
-          ? last.content.filter((block): block is ToolUseBlock => block.type === 'tool_use')
-          : []
-        if (toolUses.length === 0) break
-        const results = await runTools(toolUses, tools, {
+        last = this.transformMessage(outcome.message)
+        await this.#write(this.#append(last, run))
+        const calls = toolCallsOf(last)
+        if (calls.length === 0) break
+        const results = await runToolStep(calls, tools, {
           sessionId: this.id,
           signal,
-          messages,
-          onResult: (result) => emit(toolResultEvent(result)),
+          messages: this.#history.messages,
+          emit,
         })
         this.#throwIfAborted(signal)
-        const toolMessage = this.#newMessage('tool', results)
-        await this.#append(toolMessage, produced, emit)
+        historyEnd = this.#history.messages.length
+        await this.#write(this.#append(this.#newMessage('tool', results), run))
         if (step >= maxSteps) break
         prompt = results
-        historyEnd = messages.length - 1
       }
 
       this.#data.lastActivity = new Date().toISOString()
       this.#setState('idle', emit)
-      await this.#saveSession()
-      if (this.options.durability === 'sync') await this.#queue?.flush()
+      await this.#write(this.#queue?.saveSession(this.toSessionData()))
       const result: SendResult = {
-        messages: structuredClone(produced),
+        messages: run.produced,
         text: textOf(last?.content ?? ''),
         usage: sendUsage,
         stopReason: last?.stopReason,
@@ -328,7 +317,7 @@ export class BaseSession implements Session {
       return result
     } catch (caught) {
       const error = this.#toError(caught, signal)
-      const aborted = isAdapterError(error) && error.kind === 'aborted'
+      const aborted = isAbort(error)
       if (this.#data.state !== 'deleted') {
         // A failure before the model was called (loading history, a sync write) still ends the send in `error`.
         if (this.#data.state !== 'active') this.#setState('active', emit)
@@ -343,65 +332,64 @@ export class BaseSession implements Session {
     }
   }
 
-  /** One model request with the kernel's retry policy (only before the first event). */
-  async #request(
-    prompt: string | ContentBlock[],
-    history: AnyMessage[],
-    tools: Map<string, Tool>,
-    options: SendOptions,
-    signal: AbortSignal,
-    emit: (event: SessionEvent) => void,
-  ): Promise<ResponseOutcome> {
-    const retry = this.options.retry
-    for (let attempt = 0; ; attempt++) {
-      const partial: PartialResponse = {
-        id: uuidv7(),
-        seq: undefined,
-        text: '',
-        thinking: '',
-        toolCalls: [],
-        checkpointed: false,
-        yielded: false,
+  /**
+   * Saves the session as `active`; in `sync` durability waits for the user message and the
+   * session. A send that fails here never reached the model: its user message is taken back unless
+   * it already became durable, so it is never written later behind the caller's back.
+   */
+  async #beforeModel(user: AnyMessage, userSaved: Promise<void> | undefined, run: SendRun): Promise<void> {
+    const sessionSaved = this.#queue?.saveSession(this.toSessionData())
+    if (this.options.durability !== 'sync' || this.#queue === undefined) return
+    try {
+      await userSaved
+      await sessionSaved
+    } catch (error) {
+      if ((await this.#queue.retract(user)) === 'removed') {
+        this.#history.removeLast(user.id)
+        run.produced.pop()
       }
-      try {
-        return await this.#streamResponse(prompt, history, tools, options, signal, emit, partial)
-      } catch (caught) {
-        const error = this.#toError(caught, signal)
-        const aborted = isAdapterError(error) && error.kind === 'aborted'
-        if (partial.yielded || aborted || !error.retryable) {
-          await this.#keepPartial(partial, aborted ? 'aborted' : 'error', emit)
-          throw error
-        }
-        const retryAfter = isAdapterError(error) ? error.retryAfterMs : undefined
-        if (attempt >= retry.maxRetries || (retryAfter !== undefined && retryAfter > retry.maxDelayMs)) {
-          if (retry.maxRetries > 0) emit({ type: 'retries-exhausted', error })
-          throw error
-        }
-        const delayMs = retryAfter ?? backoffDelay(attempt + 1, retry)
-        emit({ type: 'retry', attempt: attempt + 1, delayMs, error })
-        this.options.logger?.warn('agentx: retrying a failed model request', {
-          sessionId: this.id,
-          attempt: attempt + 1,
-          delayMs,
-        })
-        await sleep(delayMs, signal).catch(() => undefined)
-        this.#throwIfAborted(signal)
-      }
+      throw error
     }
   }
 
-  async #streamResponse(
-    prompt: string | ContentBlock[],
-    history: AnyMessage[],
+  #requestContext(run: SendRun, signal: AbortSignal): ModelRequestContext {
+    return {
+      sessionId: this.id,
+      adapter: this.adapter,
+      signal,
+      retry: this.options.retry,
+      checkpointIntervalMs: this.options.checkpointIntervalMs,
+      logger: this.options.logger,
+      emit: run.emit,
+      sink: run.sink,
+      extractSessionId: (event) => this.extractSessionId(event),
+      onProviderSessionId: (id) => {
+        if (id === this.#data.providerSessionId) return
+        this.#data.providerSessionId = id
+        void this.#queue?.saveSession(this.toSessionData())
+      },
+      onUsage: (usage) => {
+        this.#usage = addUsage(this.#usage, usage)
+      },
+      saveCheckpoint: (message) => this.#write(this.#queue?.saveMessage(message)),
+      keepPartial: (message) => {
+        const kept = this.#history.append({ ...message, incomplete: true })
+        void this.#queue?.saveMessage(kept)
+        run.emit({ type: 'message', message: kept })
+      },
+      toError: (caught) => this.#toError(caught, signal),
+    }
+  }
+
+  #streamOptions(
+    historyEnd: number,
     tools: Map<string, Tool>,
     options: SendOptions,
     signal: AbortSignal,
-    emit: (event: SessionEvent) => void,
-    partial: PartialResponse,
-  ): Promise<ResponseOutcome> {
+  ): AdapterStreamOptions {
     const streamOptions: AdapterStreamOptions = {
       model: options.model ?? this.model,
-      history: historyForAdapter(history),
+      history: historyForAdapter(this.#history.messages, historyEnd),
       signal,
     }
     const systemPrompt = options.systemPrompt ?? this.systemPrompt
@@ -417,174 +405,31 @@ export class BaseSession implements Session {
     if (options.maxOutputTokens !== undefined) streamOptions.maxOutputTokens = options.maxOutputTokens
     if (options.temperature !== undefined) streamOptions.temperature = options.temperature
     if (options.providerOptions !== undefined) streamOptions.providerOptions = options.providerOptions
-
-    this.#throwIfAborted(signal)
-    const iterator = this.adapter.stream(prompt, streamOptions)[Symbol.asyncIterator]()
-    let final: { content: ContentBlock[]; stopReason: StopReason | undefined } | undefined
-    let usage: TokenUsage | undefined
-    let lastCheckpoint = Date.now()
-    let finished = false
-    try {
-      for (;;) {
-        const next = await raceAbort(iterator.next(), signal)
-        if (next.done) {
-          finished = true
-          break
-        }
-        const event = next.value
-        partial.yielded = true
-        const sessionId = this.extractSessionId(event)
-        if (sessionId !== undefined && sessionId !== this.#data.providerSessionId) {
-          this.#data.providerSessionId = sessionId
-          void this.#queue?.saveSession(this.toSessionData())
-        }
-        switch (event.type) {
-          case 'text-delta':
-            partial.text += event.text
-            emit({ type: 'text-delta', text: event.text })
-            break
-          case 'thinking-delta':
-            partial.thinking += event.text
-            emit({ type: 'thinking-delta', text: event.text })
-            break
-          case 'tool-call':
-            partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input })
-            emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
-            break
-          case 'usage':
-            usage = usage ? addUsage(usage, event.usage) : { ...event.usage }
-            this.#usage = addUsage(this.#usage, event.usage)
-            emit({ type: 'usage', usage: event.usage })
-            break
-          case 'message':
-            final = { content: event.content, stopReason: event.stopReason }
-            break
-          default:
-            break
-        }
-        const interval = this.options.checkpointIntervalMs
-        if (
-          final === undefined &&
-          interval >= 0 &&
-          Date.now() - lastCheckpoint >= interval &&
-          partial.text !== ''
-        ) {
-          lastCheckpoint = Date.now()
-          await this.#checkpoint(partial)
-        }
-      }
-    } finally {
-      if (!finished) void Promise.resolve(iterator.return?.()).catch(() => undefined)
-    }
-    this.#throwIfAborted(signal)
-
-    let content = final?.content ?? partialContent(partial)
-    const known = new Set(content.filter((b) => b.type === 'tool_use').map((b) => (b as ToolUseBlock).id))
-    const missing = partial.toolCalls.filter((call) => !known.has(call.id))
-    if (missing.length > 0) content = [...content, ...missing]
-    const stopReason = final?.stopReason ?? (partial.toolCalls.length > 0 ? 'tool_use' : 'end_turn')
-    const message = this.#newMessage('agent', content, partial)
-    message.stopReason = stopReason
-    if (usage) message.usage = usage
-    return { message: this.transformMessage(message), usage }
+    return streamOptions
   }
 
-  /** Saves the streaming reply so far, under the id the final message will have. */
-  async #checkpoint(partial: PartialResponse): Promise<void> {
-    const message = this.#newMessage('agent', partialContent(partial), partial)
-    message.incomplete = true
-    partial.checkpointed = true
-    await this.#write(this.#queue?.saveMessage(message))
+  /** Adds a message to the history (frozen), queues its write and shows it. */
+  #append(message: AnyMessage, run: SendRun): Promise<void> | undefined {
+    const frozen = this.#history.append(message)
+    run.produced.push(frozen)
+    const saved = this.#queue?.saveMessage(frozen)
+    run.emit({ type: 'message', message: frozen })
+    return saved
   }
 
-  /** Keeps what a failed or aborted response streamed, marked `incomplete`. */
-  async #keepPartial(
-    partial: PartialResponse,
-    stopReason: StopReason,
-    emit: (event: SessionEvent) => void,
-  ): Promise<void> {
-    if (
-      !partial.checkpointed &&
-      partial.text === '' &&
-      partial.thinking === '' &&
-      partial.toolCalls.length === 0
-    )
-      return
-    const message = this.#newMessage('agent', partialContent(partial), partial)
-    message.stopReason = stopReason
-    message.incomplete = true
-    const messages = this.#messages!
-    messages.push(message)
-    void this.#queue?.saveMessage(message)
-    emit({ type: 'message', message: structuredClone(message) })
-  }
-
-  async #append(
-    message: AnyMessage,
-    produced: AnyMessage[],
-    emit: (event: SessionEvent) => void,
-  ): Promise<void> {
-    this.#messages!.push(message)
-    produced.push(message)
-    const saved = this.#queue?.saveMessage(message)
-    emit({ type: 'message', message: structuredClone(message) })
-    await this.#write(saved)
-  }
-
-  async #saveSession(): Promise<void> {
-    await this.#write(this.#queue?.saveSession(this.toSessionData()))
-  }
-
-  /** In `sync` durability, waits for the write (and fails the send if it fails for good). */
+  /** In `sync` durability, waits for the write (and fails the send if it is not durable). */
   async #write(saved: Promise<void> | undefined): Promise<void> {
     if (this.options.durability === 'sync' && saved) await saved
   }
 
-  #newMessage(type: MessageType, content: string | ContentBlock[], partial?: PartialResponse): AnyMessage {
-    const messages = this.#messages!
-    let seq: number
-    if (partial) {
-      partial.seq ??= nextSeq(messages)
-      seq = partial.seq
-    } else {
-      seq = nextSeq(messages)
-    }
+  #newMessage(type: MessageType, content: string | ContentBlock[]): AnyMessage {
     return {
-      id: partial?.id ?? uuidv7(),
+      id: uuidv7(),
       sessionId: this.id,
-      seq,
+      seq: this.#history.nextSeq(),
       type,
-      content: structuredClone(content),
+      content,
       timestamp: new Date().toISOString(),
-    }
-  }
-
-  async #hydrate(): Promise<AnyMessage[]> {
-    if (this.#messages) return this.#messages
-    if (!this.persister) {
-      this.#messages = []
-      return this.#messages
-    }
-    this.#loading ??= (async () => {
-      const loaded: AnyMessage[] = []
-      let afterSeq: number | undefined
-      for (;;) {
-        const page = await this.persister!.getMessages(
-          this.id,
-          afterSeq === undefined ? { limit: PAGE_SIZE } : { afterSeq, limit: PAGE_SIZE },
-        )
-        loaded.push(...page)
-        if (page.length < PAGE_SIZE) break
-        afterSeq = page[page.length - 1]!.seq
-      }
-      return loaded
-    })()
-    try {
-      const loaded = await this.#loading
-      this.#messages ??= loaded
-      return this.#messages
-    } finally {
-      this.#loading = undefined
     }
   }
 
@@ -597,6 +442,7 @@ export class BaseSession implements Session {
   }
 
   #emit(event: SessionEvent): void {
+    if (this.#listeners.size === 0) return
     for (const listener of this.#listeners) {
       try {
         listener(event)
@@ -609,7 +455,10 @@ export class BaseSession implements Session {
     }
   }
 
-  #assertNotDeleted(): void {
+  #assertUsable(): void {
+    if (this.#isClosed()) {
+      throw new AgentError('The agent of this session is closed.', 'AGENT_CLOSED')
+    }
     if (this.#data.state === 'deleted') {
       throw new SessionStateError(`Session ${this.id} is deleted.`, { state: 'deleted' })
     }
@@ -641,13 +490,19 @@ export class BaseSession implements Session {
   }
 }
 
+function isAbort(error: unknown): boolean {
+  return isAdapterError(error) && error.kind === 'aborted'
+}
+
 /**
- * The history as the model should see it: a partial reply kept after an abort or error stays (the
- * model said it), but without tool calls that never got results, which providers reject.
+ * The first `end` messages as the model should see them: a partial reply kept after an abort or
+ * error stays (the model said it), but without tool calls that never got results, which providers
+ * reject.
  */
-function historyForAdapter(history: AnyMessage[]): AnyMessage[] {
+function historyForAdapter(messages: readonly AnyMessage[], end: number): AnyMessage[] {
   const result: AnyMessage[] = []
-  for (const message of history) {
+  for (let i = 0; i < end; i++) {
+    const message = messages[i]!
     if (!message.incomplete || !Array.isArray(message.content)) {
       result.push(message)
       continue
@@ -658,66 +513,15 @@ function historyForAdapter(history: AnyMessage[]): AnyMessage[] {
   return result
 }
 
-function nextSeq(messages: AnyMessage[]): number {
-  const last = messages[messages.length - 1]
-  return last === undefined ? 0 : last.seq + 1
-}
-
-function partialContent(partial: PartialResponse): ContentBlock[] {
-  const content: ContentBlock[] = []
-  if (partial.thinking !== '') content.push({ type: 'thinking', text: partial.thinking })
-  if (partial.text !== '') content.push({ type: 'text', text: partial.text })
-  content.push(...partial.toolCalls)
-  return content
-}
-
 function textOf(content: string | ContentBlock[]): string {
   if (typeof content === 'string') return content
-  return content
-    .filter((block) => block.type === 'text')
-    .map((block) => (block as { text: string }).text)
-    .join('')
+  let text = ''
+  for (const block of content) if (block.type === 'text') text += block.text
+  return text
 }
 
 function summarize(content: string | ContentBlock[]): string {
   const text = textOf(content).replace(/\s+/g, ' ').trim()
   const characters = Array.from(text)
   return characters.length > SUMMARY_LENGTH ? `${characters.slice(0, SUMMARY_LENGTH - 1).join('')}…` : text
-}
-
-function mergeTools(...lists: Array<Tool[] | undefined>): Map<string, Tool> {
-  const tools = new Map<string, Tool>()
-  for (const list of lists) for (const tool of list ?? []) tools.set(tool.name, tool)
-  return tools
-}
-
-function toolResultEvent(result: ToolResultBlock): SessionEvent {
-  return {
-    type: 'tool-result',
-    toolUseId: result.toolUseId,
-    content: result.content,
-    ...(result.isError ? { isError: true } : {}),
-  }
-}
-
-/** Settles with `promise`, or rejects as soon as `signal` aborts (so a stuck adapter cannot block an abort). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined)
-    return Promise.reject(signal.reason)
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }

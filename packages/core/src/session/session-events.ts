@@ -1,6 +1,6 @@
 import type { AnyMessage, ContentBlock, StopReason, TokenUsage } from '../contracts/messages.js'
 import type { AgentError } from '../errors/agent-error.js'
-import type { SessionState } from './session-state.js'
+import type { SessionState } from '../contracts/session-state.js'
 
 /** What a `send` resolves to. */
 export interface SendResult {

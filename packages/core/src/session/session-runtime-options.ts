@@ -1,6 +1,7 @@
 import type { Tool } from '../tools/tool.js'
 import type { RetryOptions } from '../retry/retry-options.js'
 import type { Logger } from '../util/logger.js'
+import type { WriteQueueOptions } from './write-queue.js'
 
 /** Where `send` waits for storage: `sync` awaits every write, `async` only `flush()`/`close()`. */
 export type Durability = 'sync' | 'async'
@@ -18,5 +19,10 @@ export interface SessionRuntimeOptions {
   durability: Durability
   /** How often a streaming reply's partial text is saved. Default is `250`. */
   checkpointIntervalMs: number
+  /** How the write queue retries a failing store. Default is `{ maxAttempts: 4, initialDelayMs: 25, maxDelayMs: 5000 }`. */
+  writeRetry?: WriteRetryOptions
   logger?: Logger
 }
+
+/** How hard the write queue tries a failing store (see `AgentConfig.writeRetry`). */
+export type WriteRetryOptions = Pick<WriteQueueOptions, 'maxAttempts' | 'initialDelayMs' | 'maxDelayMs'>

@@ -1,21 +1,7 @@
+import type { SessionState } from '../contracts/session-state.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 
-/**
- * The lifecycle of a session.
- *
- * `created` → `active` → `idle`; `error` after a failed send and `aborted` after `abort()` (both
- * accept the next send); `interrupted` is what start-up writes over a session found `active`
- * (the process died mid-send); `deleted` is final.
- */
-export type SessionState =
-  | 'created'
-  | 'active'
-  | 'idle'
-  | 'error'
-  | 'aborted'
-  | 'completed'
-  | 'deleted'
-  | 'interrupted'
+export type { SessionState }
 
 /** Every allowed transition: `SESSION_TRANSITIONS[from]` lists the states `from` may move to. */
 export const SESSION_TRANSITIONS: Readonly<Record<SessionState, readonly SessionState[]>> = {

@@ -1,7 +1,8 @@
 import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages.js'
 import type { Tool } from '../tools/tool.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
-import type { SessionState } from './session-state.js'
+import type { MessagesQuery } from './session-history.js'
+import type { SessionState } from '../contracts/session-state.js'
 
 /** Options of one `send` or `stream` call; they win over the session's and the agent's. */
 export interface SendOptions {
@@ -35,12 +36,21 @@ export interface Session {
   readonly metadata: Record<string, unknown> | undefined
   /** Sends a message and resolves when the reply (and its tool steps) are done. */
   send(content: string | ContentBlock[], options?: SendOptions): Promise<SendResult>
-  /** Sends a message and yields its events live; ends after `done`, `error` or an abort. */
+  /**
+   * Sends a message and yields its events live. A failed send yields its `error` event and then
+   * throws that error from the iterator; an abort ends the iteration quietly after `state: aborted`.
+   * Leaving the loop early aborts the send. A consumer that lags makes the send wait (bounded buffer).
+   */
   stream(content: string | ContentBlock[], options?: SendOptions): AsyncIterable<SessionEvent>
   /** Cancels the running send, keeping its partial reply. */
   abort(): void
-  /** The conversation, loaded from storage on first use. */
-  getMessages(): Promise<AnyMessage[]>
+  /**
+   * The conversation in seq order. Without a query, all of it (loaded from storage on first use);
+   * `{ limit, beforeSeq? }` the `limit` messages just before `beforeSeq` (default: the latest);
+   * `{ afterSeq, limit? }` a page forward. A page reads only that page from the store. Messages
+   * are immutable (frozen): copy one to change it.
+   */
+  getMessages(query?: MessagesQuery): Promise<AnyMessage[]>
   /** The session's usage over all sends. */
   getTokenUsage(): TokenUsage
   /** Listens to every event of every send; returns the function that stops listening. */

@@ -2,173 +2,324 @@ import type { AgentPersister, SessionData } from '../contracts/agent-persister.j
 import type { AnyMessage } from '../contracts/messages.js'
 import { type AgentError, isAgentError } from '../errors/agent-error.js'
 import { PersistenceError } from '../errors/persistence-error.js'
-import { sleep } from '../util/abort.js'
 
-/** One pending write. Writes with the same key coalesce: only the newest value is written. */
-type Write =
-  | { kind: 'message'; key: string; message: AnyMessage; waiters: Waiter[] }
-  | { kind: 'session'; key: string; session: SessionData; waiters: Waiter[] }
+/** One record of the queue: a message (by id) or the session's metadata. */
+type Record = { kind: 'message'; message: AnyMessage } | { kind: 'session'; session: SessionData }
+
+/**
+ * The slot of one record. It holds the newest value only; `version` counts the values it was
+ * given, so a write that was already running when a newer value came in resolves only the
+ * waiters of the value it wrote.
+ */
+interface Slot {
+  key: string
+  record: Record
+  version: number
+  waiters: Waiter[]
+  /** Left in the queue array after the slot moved or was removed; skipped when reached. */
+  dead: boolean
+}
 
 interface Waiter {
+  /** The slot version this waiter needs durable. */
+  version: number
+  /** The total failure count at which the waiter is told that its record is not durable. */
+  deadline: number
   resolve(): void
   reject(error: AgentError): void
 }
 
 /** Options of {@link WriteQueue}. */
 export interface WriteQueueOptions {
-  /** Attempts per write before it is reported as failed. Default is `4`. */
+  /** Failed attempts after which a caller waiting for a write is told it failed. Default is `4`. */
   maxAttempts?: number
-  /** First delay between attempts, doubled each time. Default is `25`. */
-  retryDelayMs?: number
-  /** Called once per write that failed for good. */
+  /** First delay between attempts in ms, doubled each time. Default is `25`. */
+  initialDelayMs?: number
+  /** Longest delay between background attempts in ms. Default is `5000`. */
+  maxDelayMs?: number
+  /** Called once per outage (when a write has failed `maxAttempts` times in a row) and per dropped write. */
   onError?: (error: AgentError) => void
 }
 
+/** What {@link WriteQueue.retract} found. */
+export type RetractOutcome = 'removed' | 'durable'
+
 /**
- * The ordered, idempotent write path of one session.
+ * The ordered, idempotent write path of one session: a small state machine.
  *
- * Writes are drained in batches: every message write of a batch is issued at once (so a persister
- * can group them into one transaction), then the newest session metadata; the next batch starts
- * only when the previous one settled, which keeps writes ordered. Repeated writes of the same
- * message id (streaming checkpoints) coalesce. A transient failure is retried with backoff; a write
- * that still fails stays queued (retryable) or is dropped (not retryable), is reported through
- * `onError`, and makes the next {@link WriteQueue.flush} reject — never an unhandled rejection.
+ * - One slot per record (message id, or the session): enqueueing a record that is still queued
+ *   replaces its value in place, so the newest value always wins and a stale checkpoint can never
+ *   overwrite the final message. A session slot moves to the end instead (its metadata describes
+ *   the messages queued before it).
+ * - Strictly in order, one write at a time: a record never becomes durable before a record queued
+ *   earlier, so the store never shows a seq gap, also while writes fail.
+ * - A failed write is retried in the background with exponential backoff (capped at `maxDelayMs`)
+ *   until it succeeds; a later record waits behind it. A write whose error is not retryable can
+ *   never succeed: it is dropped and reported.
+ * - Callers that wait (`durability: 'sync'`, {@link WriteQueue.flush}) are told a record is not
+ *   durable after `maxAttempts` failed attempts; the record stays queued. A later success of the
+ *   record clears the failure: no stale error is ever reported.
+ * - No promise it returns is left rejected unhandled.
  */
 export class WriteQueue {
   readonly #persister: AgentPersister
   readonly #sessionId: string
   readonly #maxAttempts: number
-  readonly #retryDelayMs: number
+  readonly #initialDelayMs: number
+  readonly #maxDelayMs: number
   readonly #onError: ((error: AgentError) => void) | undefined
-  #pending: Write[] = []
-  #failed: Write[] = []
-  #errors: AgentError[] = []
-  #draining: Promise<void> | undefined
+  /** Slots in write order; `#head` indexes the next one, so dequeueing is O(1). */
+  #queue: Slot[] = []
+  #head = 0
+  readonly #slots = new Map<string, Slot>()
+  #running: Slot | undefined
+  #settled: Promise<void> = Promise.resolve()
+  #failures = 0
+  #consecutiveFailures = 0
+  #reported = false
+  #retryTimer: ReturnType<typeof setTimeout> | undefined
   #discarded = false
 
   constructor(persister: AgentPersister, sessionId: string, options: WriteQueueOptions = {}) {
     this.#persister = persister
     this.#sessionId = sessionId
-    this.#maxAttempts = options.maxAttempts ?? 4
-    this.#retryDelayMs = options.retryDelayMs ?? 25
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? 4)
+    this.#initialDelayMs = options.initialDelayMs ?? 25
+    this.#maxDelayMs = options.maxDelayMs ?? 5000
     this.#onError = options.onError
   }
 
-  /** Queues a message upsert; the promise settles when it is durable (callers may ignore it). */
+  /** Queues a message upsert; the promise settles when it (or a newer value of it) is durable. */
   saveMessage(message: AnyMessage): Promise<void> {
-    return this.#enqueue({ kind: 'message', key: `m:${message.id}`, message, waiters: [] })
+    return this.#enqueue(`m:${message.id}`, { kind: 'message', message })
   }
 
   /** Queues a session metadata upsert. */
   saveSession(session: SessionData): Promise<void> {
-    return this.#enqueue({ kind: 'session', key: 's', session, waiters: [] })
+    return this.#enqueue('s', { kind: 'session', session })
   }
 
-  /** Whether writes are queued or running. */
+  /** Whether nothing is queued or running. */
   get idle(): boolean {
-    return this.#draining === undefined && this.#pending.length === 0
+    return this.#running === undefined && this.#slots.size === 0
+  }
+
+  /** Records not yet durable. */
+  get size(): number {
+    return this.#slots.size
   }
 
   /**
-   * Resolves when everything accepted so far is durable. Writes that failed earlier are tried once
-   * more first; rejects with the first error that is still unresolved.
+   * Resolves when everything accepted so far is durable. A write waiting for its next background
+   * attempt is tried at once; rejects when a record accepted before the call is still not durable
+   * after `maxAttempts` more attempts (it stays queued and is retried in the background).
    */
-  async flush(): Promise<void> {
-    if (this.#failed.length > 0) {
-      this.#pending.unshift(...this.#failed)
-      this.#failed = []
-    }
-    this.#kick()
-    while (this.#draining) await this.#draining
-    const error = this.#errors.shift()
-    if (error) {
-      this.#errors = []
-      throw error
+  flush(): Promise<void> {
+    const pending: Promise<void>[] = []
+    for (const slot of this.#slots.values()) pending.push(this.#wait(slot))
+    if (pending.length === 0) return Promise.resolve()
+    this.#retryNow()
+    return Promise.all(pending).then(() => undefined)
+  }
+
+  /**
+   * Takes a record back if it is not durable yet: a queued one is removed (its waiters resolve
+   * with the outcome), a running one is awaited. Resolves to what became of it.
+   */
+  async retract(message: AnyMessage): Promise<RetractOutcome> {
+    const key = `m:${message.id}`
+    for (;;) {
+      const slot = this.#slots.get(key)
+      if (slot === undefined) return 'durable'
+      if (slot !== this.#running) {
+        this.#remove(slot)
+        return 'removed'
+      }
+      // Running: wait for this attempt to settle, then look again.
+      await this.#settled
     }
   }
 
-  /** Drops everything queued (the session was deleted) and waits for the running batch. */
+  /** Drops everything queued (the session was deleted) and waits for the running write. */
   async discard(): Promise<void> {
     this.#discarded = true
-    const dropped = [...this.#pending, ...this.#failed]
-    this.#pending = []
-    this.#failed = []
-    this.#errors = []
-    for (const write of dropped) for (const waiter of write.waiters) waiter.resolve()
-    while (this.#draining) await this.#draining.catch(() => undefined)
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer)
+    this.#retryTimer = undefined
+    for (const slot of [...this.#slots.values()]) this.#remove(slot)
+    await this.#settled
   }
 
-  #enqueue(write: Write): Promise<void> {
+  #enqueue(key: string, record: Record): Promise<void> {
     if (this.#discarded) return Promise.resolve()
-    // A newer value supersedes one that failed earlier: never write the stale one again.
-    this.#failed = this.#failed.filter((failed) => failed.key !== write.key)
-    const promise = new Promise<void>((resolve, reject) => write.waiters.push({ resolve, reject }))
-    // A caller that ignores this promise must not see an unhandled rejection: failures surface via flush().
-    promise.catch(() => undefined)
-    const same = this.#pending.findIndex((p) => p.key === write.key)
-    if (same !== -1) {
-      const previous = this.#pending[same]!
-      write.waiters.unshift(...previous.waiters)
-      this.#pending.splice(same, 1)
+    let slot = this.#slots.get(key)
+    if (slot !== undefined && record.kind === 'session' && slot !== this.#running) {
+      // Session metadata moves behind the messages queued since.
+      slot.dead = true
+      const moved: Slot = { key, record, version: slot.version + 1, waiters: slot.waiters, dead: false }
+      this.#slots.set(key, moved)
+      this.#queue.push(moved)
+      slot = moved
+    } else if (slot !== undefined) {
+      slot.record = record
+      slot.version += 1
+    } else {
+      slot = { key, record, version: 1, waiters: [], dead: false }
+      this.#slots.set(key, slot)
+      this.#queue.push(slot)
     }
-    this.#pending.push(write)
-    this.#kick()
+    const promise = this.#wait(slot)
+    // New activity: a write waiting for its next background attempt goes now.
+    this.#retryNow()
+    this.#pump()
     return promise
   }
 
-  #kick(): void {
-    if (this.#draining || this.#pending.length === 0) return
-    this.#draining = this.#drain().finally(() => {
-      this.#draining = undefined
-      this.#kick()
+  #wait(slot: Slot): Promise<void> {
+    const promise = new Promise<void>((resolve, reject) => {
+      slot.waiters.push({
+        version: slot.version,
+        deadline: this.#failures + this.#maxAttempts,
+        resolve,
+        reject,
+      })
     })
+    // A caller that ignores this promise must not see an unhandled rejection.
+    promise.catch(() => undefined)
+    return promise
   }
 
-  async #drain(): Promise<void> {
-    // Let writes issued in the same tick join the batch.
-    await Promise.resolve()
-    while (this.#pending.length > 0 && !this.#discarded) {
-      const batch = this.#pending
-      this.#pending = []
-      const messages = batch.filter((w) => w.kind === 'message')
-      const sessions = batch.filter((w) => w.kind === 'session')
-      await Promise.all(messages.map((write) => this.#run(write)))
-      for (const write of sessions) await this.#run(write)
+  #remove(slot: Slot): void {
+    slot.dead = true
+    if (this.#slots.get(slot.key) === slot) this.#slots.delete(slot.key)
+    for (const waiter of slot.waiters) waiter.resolve()
+    slot.waiters = []
+  }
+
+  /** The next live slot in order, or undefined. */
+  #peek(): Slot | undefined {
+    while (this.#head < this.#queue.length) {
+      const slot = this.#queue[this.#head]!
+      if (!slot.dead) return slot
+      this.#head += 1
     }
+    if (this.#head > 0) {
+      this.#queue = []
+      this.#head = 0
+    }
+    return undefined
   }
 
-  async #run(write: Write): Promise<void> {
-    let attempt = 0
-    for (;;) {
-      attempt += 1
-      try {
-        if (write.kind === 'message') await this.#persister.saveMessage(this.#sessionId, write.message)
-        else await this.#persister.saveSession(write.session)
-        for (const waiter of write.waiters) waiter.resolve()
-        return
-      } catch (cause) {
-        const error = toPersistenceError(cause, write)
-        if (this.#discarded) {
-          for (const waiter of write.waiters) waiter.resolve()
-          return
-        }
-        if (error.retryable && attempt < this.#maxAttempts) {
-          await sleep(this.#retryDelayMs * 2 ** (attempt - 1))
-          continue
-        }
-        if (error.retryable) this.#failed.push({ ...write, waiters: [] })
-        this.#errors.push(error)
-        this.#onError?.(error)
-        for (const waiter of write.waiters) waiter.reject(error)
-        return
+  #pump(): void {
+    if (this.#running !== undefined || this.#retryTimer !== undefined || this.#discarded) return
+    const slot = this.#peek()
+    if (slot === undefined) return
+    this.#running = slot
+    this.#settled = this.#attempt(slot)
+  }
+
+  async #attempt(slot: Slot): Promise<void> {
+    // Let writes issued in the same tick coalesce into this slot first.
+    await undefined
+    const version = slot.version
+    const record = slot.record
+    let error: AgentError | undefined
+    try {
+      if (record.kind === 'message') await this.#persister.saveMessage(this.#sessionId, record.message)
+      else await this.#persister.saveSession(record.session)
+    } catch (cause) {
+      error = toPersistenceError(cause, record)
+    }
+    this.#running = undefined
+    if (slot.dead) {
+      this.#pump()
+      return
+    }
+    if (error === undefined) this.#succeeded(slot, version)
+    else this.#failed(slot, error)
+  }
+
+  #succeeded(slot: Slot, version: number): void {
+    this.#consecutiveFailures = 0
+    this.#reported = false
+    const waiting: Waiter[] = []
+    for (const waiter of slot.waiters) {
+      if (waiter.version <= version) waiter.resolve()
+      else waiting.push(waiter)
+    }
+    slot.waiters = waiting
+    // A newer value came in while this one was written: the slot stays at the head and goes again.
+    if (slot.version === version) {
+      slot.dead = true
+      if (this.#slots.get(slot.key) === slot) this.#slots.delete(slot.key)
+      this.#head += 1
+    }
+    this.#pump()
+  }
+
+  #failed(slot: Slot, error: AgentError): void {
+    this.#failures += 1
+    this.#consecutiveFailures += 1
+    if (!error.retryable) {
+      // It can never succeed: report it and move on, so the session's later writes are not blocked.
+      for (const waiter of slot.waiters) waiter.reject(error)
+      slot.waiters = []
+      slot.dead = true
+      this.#slots.delete(slot.key)
+      this.#head += 1
+      this.#onError?.(error)
+      this.#pump()
+      return
+    }
+    for (const pending of this.#slots.values()) this.#rejectDue(pending, error)
+    if (this.#consecutiveFailures >= this.#maxAttempts && !this.#reported) {
+      this.#reported = true
+      this.#onError?.(error)
+    }
+    const delay = this.#nextDelay()
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined
+      this.#pump()
+    }, delay)
+    this.#retryTimer.unref?.()
+  }
+
+  /**
+   * The backoff before the next attempt: doubling with the failures in a row, but counted from the
+   * oldest caller still waiting, so a caller that waits is answered within its attempt budget and
+   * is never held up by the long delays of an outage that began before it.
+   */
+  #nextDelay(): number {
+    let exponent = this.#consecutiveFailures - 1
+    for (const slot of this.#slots.values()) {
+      for (const waiter of slot.waiters) {
+        exponent = Math.min(exponent, this.#failures - (waiter.deadline - this.#maxAttempts) - 1)
       }
     }
+    return Math.min(this.#maxDelayMs, this.#initialDelayMs * 2 ** Math.max(0, exponent))
+  }
+
+  /** Tells the waiters whose attempt budget is used up that their record is not durable. */
+  #rejectDue(slot: Slot, error: AgentError): void {
+    if (slot.waiters.length === 0) return
+    const waiting: Waiter[] = []
+    for (const waiter of slot.waiters) {
+      if (waiter.deadline <= this.#failures) waiter.reject(error)
+      else waiting.push(waiter)
+    }
+    slot.waiters = waiting
+  }
+
+  #retryNow(): void {
+    if (this.#retryTimer === undefined) return
+    clearTimeout(this.#retryTimer)
+    this.#retryTimer = undefined
+    this.#pump()
   }
 }
 
-function toPersistenceError(cause: unknown, write: Write): AgentError {
+function toPersistenceError(cause: unknown, record: Record): AgentError {
   if (isAgentError(cause)) return cause
-  const what = write.kind === 'message' ? `message ${write.message.id}` : `session ${write.session.id}`
+  const what = record.kind === 'message' ? `message ${record.message.id}` : `session ${record.session.id}`
   return new PersistenceError(
     `Saving ${what} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
     {

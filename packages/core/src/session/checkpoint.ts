@@ -1,0 +1,80 @@
+import type { AnyMessage, ContentBlock, StopReason, ToolUseBlock } from '../contracts/messages.js'
+import { uuidv7 } from '../util/uuid-v7.js'
+
+/**
+ * A model response while it streams: what it said so far, under the id and seq its final message
+ * will have. Kept (as an `incomplete` message) when the response fails or is aborted, and saved
+ * now and then while it streams (a checkpoint) so a crash loses at most one interval of text.
+ */
+export class PartialResponse {
+  readonly id: string = uuidv7()
+  readonly seq: number
+  text = ''
+  thinking = ''
+  readonly toolCalls: ToolUseBlock[] = []
+  /** Whether any event arrived (a retry is only allowed before the first one). */
+  yielded = false
+  /** Whether a checkpoint of it was queued. */
+  checkpointed = false
+  /** The text length at the last checkpoint. */
+  #savedLength = 0
+  #lastCheckpoint = Date.now()
+
+  constructor(seq: number) {
+    this.seq = seq
+  }
+
+  /** Whether it has anything worth keeping. */
+  get isEmpty(): boolean {
+    return !this.checkpointed && this.text === '' && this.thinking === '' && this.toolCalls.length === 0
+  }
+
+  /** The content so far: thinking, text, then tool calls. */
+  content(): ContentBlock[] {
+    const content: ContentBlock[] = []
+    if (this.thinking !== '') content.push({ type: 'thinking', text: this.thinking })
+    if (this.text !== '') content.push({ type: 'text', text: this.text })
+    for (const call of this.toolCalls) content.push(call)
+    return content
+  }
+
+  /**
+   * Whether a checkpoint is due: `intervalMs` passed since the last one and new text arrived.
+   * A negative interval never checkpoints.
+   */
+  checkpointDue(intervalMs: number, now: number = Date.now()): boolean {
+    return (
+      intervalMs >= 0 && this.text.length !== this.#savedLength && now - this.#lastCheckpoint >= intervalMs
+    )
+  }
+
+  /** Milliseconds until the next checkpoint is due (0 when it is), or `undefined` when none will be. */
+  msUntilCheckpoint(intervalMs: number, now: number = Date.now()): number | undefined {
+    if (intervalMs < 0 || this.text.length === this.#savedLength) return undefined
+    return Math.max(0, this.#lastCheckpoint + intervalMs - now)
+  }
+
+  /** The checkpoint message (`incomplete: true`), and records that it was taken. */
+  checkpoint(sessionId: string): AnyMessage {
+    this.#savedLength = this.text.length
+    this.#lastCheckpoint = Date.now()
+    this.checkpointed = true
+    const message = this.toMessage(sessionId, this.content())
+    message.incomplete = true
+    return message
+  }
+
+  /** A message of this response with the given content. */
+  toMessage(sessionId: string, content: ContentBlock[], stopReason?: StopReason): AnyMessage {
+    const message: AnyMessage = {
+      id: this.id,
+      sessionId,
+      seq: this.seq,
+      type: 'agent',
+      content,
+      timestamp: new Date().toISOString(),
+    }
+    if (stopReason !== undefined) message.stopReason = stopReason
+    return message
+  }
+}

@@ -1,0 +1,282 @@
+// Regression tests for what was observed when the kernel met storage faults and bad input (issue
+// "Kernel v2"). Each test injects the fault and then reads the store directly.
+import { describe, expect, it } from 'vitest'
+import type { AnyMessage } from '../contracts/messages.js'
+import type { SessionData } from '../contracts/agent-persister.js'
+import { AdapterError } from '../errors/adapter-error.js'
+import { isAgentError } from '../errors/agent-error.js'
+import { PersistenceError } from '../errors/persistence-error.js'
+import { InMemoryPersister } from '../persistence/in-memory-persister.js'
+import { createAgent } from '../agent/create-agent.js'
+import type { SessionEvent } from './session-events.js'
+import { ScriptedAdapter } from '../testing/scripted-adapter.js'
+import { textTurn } from '../testing/stream-helpers.js'
+
+/**
+ * A store that can be switched off (every write fails with a retryable error, like a full disk or a
+ * lost connection), and that checks after every successful message write that the session's seqs
+ * on disk are 0…n-1 with no gap.
+ */
+class OutagePersister extends InMemoryPersister {
+  down = false
+  readonly gaps: string[] = []
+  messageWrites = 0
+  override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+    if (this.down) throw new PersistenceError('disk full', { code: 'PERSISTENCE' })
+    await super.saveMessage(sessionId, message)
+    this.messageWrites += 1
+    const seqs = (await super.getMessages(sessionId)).map((m) => m.seq)
+    if (seqs.some((seq, index) => seq !== index)) this.gaps.push(seqs.join(','))
+  }
+  override async saveSession(session: SessionData): Promise<void> {
+    if (this.down) throw new PersistenceError('disk full', { code: 'PERSISTENCE' })
+    return super.saveSession(session)
+  }
+}
+
+const writeRetry = { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 5 }
+
+function longReply(n: number): AdapterMessageTurn {
+  return { events: textTurn(`reply ${n} `.repeat(10), { chunkSize: 3 }), delayMs: 1 }
+}
+type AdapterMessageTurn = { events: ReturnType<typeof textTurn>; delayMs: number }
+
+describe('kernel v2 regressions: the write path', () => {
+  it('an outage longer than the retry budget never rewrites finished replies with stale checkpoints', async () => {
+    const persister = new OutagePersister()
+    const replies = Array.from({ length: 10 }, (_, i) => longReply(i))
+    const agent = createAgent(
+      { checkpointIntervalMs: 0, writeRetry },
+      { adapter: new ScriptedAdapter(replies), persister },
+    )
+    const session = await agent.createSession()
+    persister.down = true
+    const texts: string[] = []
+    for (let i = 0; i < 10; i++) texts.push((await session.send(`question ${i}`)).text)
+    // Longer than the queue's retry budget: the writes are reported as failed, then the store recovers.
+    await new Promise((resolve) => setTimeout(resolve, 60))
+    persister.down = false
+    await session.flush()
+    await agent.close()
+    const agentMessages = (await persister.getMessages(session.id)).filter((m) => m.type === 'agent')
+    expect(agentMessages).toHaveLength(10)
+    for (const [i, message] of agentMessages.entries()) {
+      expect(message.incomplete).toBeUndefined()
+      expect(message.content).toEqual([{ type: 'text', text: texts[i] }])
+    }
+    expect(persister.gaps).toEqual([])
+  })
+
+  it('flush() and close() do not reject with errors of writes that have since succeeded', async () => {
+    const persister = new OutagePersister()
+    const agent = createAgent(
+      { writeRetry },
+      { adapter: new ScriptedAdapter([textTurn('one'), textTurn('two')]), persister },
+    )
+    const session = await agent.createSession()
+    const failures: SessionEvent[] = []
+    session.subscribe((event) => event.type === 'persist-error' && failures.push(event))
+    persister.down = true
+    await session.send('first')
+    // Longer than any retry budget: the writes are reported as failed for good.
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    expect(failures.length).toBeGreaterThan(0)
+    persister.down = false
+    await session.send('second')
+    await session.flush()
+    await agent.close()
+    expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual([
+      'user',
+      'agent',
+      'user',
+      'agent',
+    ])
+  })
+
+  it("with durability 'sync' the first send after an outage resolves, and is stored once", async () => {
+    const persister = new OutagePersister()
+    const adapter = new ScriptedAdapter([textTurn('answer')])
+    const agent = createAgent({ durability: 'sync', writeRetry }, { adapter, persister })
+    const session = await agent.createSession()
+    persister.down = true
+    await expect(session.send('lost')).rejects.toMatchObject({ code: 'PERSISTENCE' })
+    persister.down = false
+    const result = await session.send('again')
+    expect(result.text).toBe('answer')
+    expect(adapter.calls).toHaveLength(1)
+    await agent.close()
+    const stored = await persister.getMessages(session.id)
+    expect(stored.map((m) => [m.type, m.content])).toEqual([
+      ['user', 'again'],
+      ['agent', [{ type: 'text', text: 'answer' }]],
+    ])
+  })
+
+  it('failed writes are retried in the background, in order: no seq gap is ever visible in the store', async () => {
+    const persister = new OutagePersister()
+    const agent = createAgent(
+      { writeRetry },
+      { adapter: new ScriptedAdapter(Array.from({ length: 6 }, (_, i) => textTurn(`r${i}`))), persister },
+    )
+    const session = await agent.createSession()
+    await session.send('a')
+    persister.down = true
+    await session.send('b')
+    await session.send('c')
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    persister.down = false
+    await session.send('d')
+    // No explicit flush: the background retry catches up by itself.
+    for (let i = 0; i < 100 && persister.messageWrites < 8; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect((await persister.getMessages(session.id)).map((m) => m.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+    expect(persister.gaps).toEqual([])
+    await agent.close()
+  })
+
+  it('the user message of a send that failed on a full disk is removed, never written later', async () => {
+    const persister = new OutagePersister()
+    const adapter = new ScriptedAdapter([textTurn('hello back')])
+    const agent = createAgent({ durability: 'sync', writeRetry }, { adapter, persister })
+    const session = await agent.createSession()
+    persister.down = true
+    for (let i = 0; i < 3; i++) await expect(session.send(`try ${i}`)).rejects.toBeDefined()
+    persister.down = false
+    await session.send('hello')
+    await agent.close()
+    expect(adapter.calls).toHaveLength(1)
+    expect(adapter.calls[0]!.options.history).toEqual([])
+    expect((await persister.getMessages(session.id)).map((m) => m.content)).toEqual([
+      'hello',
+      [{ type: 'text', text: 'hello back' }],
+    ])
+  })
+})
+
+describe('kernel v2 regressions: input is validated before anything is stored', () => {
+  const bad: Array<[string, unknown]> = [
+    ["['hi']", ['hi']],
+    ["[{ type: 'bogus' }]", [{ type: 'bogus' }]],
+    ["[{ type: 'text' }]", [{ type: 'text' }]],
+    ["''", ''],
+    ['[]', []],
+    ['[null]', [null]],
+    ['42', 42],
+    ['a text block with a function', [{ type: 'text', text: 'x', providerMetadata: { f: () => 1 } }]],
+  ]
+  for (const [label, content] of bad) {
+    it(`send(${label}) rejects with ValidationError, stores nothing, and does not poison the session`, async () => {
+      const persister = new InMemoryPersister()
+      const adapter = new ScriptedAdapter([textTurn('fine')])
+      const agent = createAgent({}, { adapter, persister })
+      const session = await agent.createSession()
+      const error = await session.send(content as string).catch((e: unknown) => e)
+      expect(isAgentError(error) && error.name).toBe('ValidationError')
+      expect((error as { code: string }).code).toBe('VALIDATION')
+      expect(adapter.calls).toHaveLength(0)
+      expect(await persister.getMessages(session.id)).toEqual([])
+      expect(session.state).toBe('created')
+      // A later good send works, also after a restart.
+      await session.send('hello')
+      await agent.close()
+      const again = createAgent({}, { adapter: new ScriptedAdapter([textTurn('still fine')]), persister })
+      const reopened = (await again.getSession(session.id))!
+      expect((await reopened.send('more')).text).toBe('still fine')
+      await again.close()
+    })
+  }
+
+  it('bad send options reject with ValidationError before anything is stored', async () => {
+    const persister = new InMemoryPersister()
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const session = await agent.createSession()
+    for (const options of [
+      { model: '' },
+      { model: 42 },
+      { systemPrompt: { text: 'x' } },
+      { maxSteps: 0 },
+      { temperature: 'hot' },
+      { signal: 'stop' },
+      { tools: [{ name: 'x' }] },
+      { sytemPrompt: 'typo' },
+    ]) {
+      const error = await session.send('hi', options as never).catch((e: unknown) => e)
+      expect(error, JSON.stringify(options)).toMatchObject({ name: 'ValidationError', code: 'VALIDATION' })
+    }
+    expect(await persister.getMessages(session.id)).toEqual([])
+    expect(session.state).toBe('created')
+  })
+
+  it('a function in session metadata is a ValidationError, not a raw DOMException', async () => {
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister: new InMemoryPersister() })
+    const error = await agent.createSession({ metadata: { callback: () => 1 } }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'ValidationError', code: 'VALIDATION' })
+  })
+
+  it('createAgent rejects a wrong model type, a non-string systemPrompt and misspelled keys', () => {
+    expect(() => createAgent({ model: 42 } as never)).toThrow(/model/)
+    expect(() => createAgent({ model: 42 } as never)).toThrow(
+      expect.objectContaining({ code: 'CONFIGURATION' }),
+    )
+    expect(() => createAgent({ systemPrompt: { text: 'x' } } as never)).toThrow(/systemPrompt/)
+    expect(() => createAgent({ sytemPrompt: 'x' } as never)).toThrow(/did you mean 'systemPrompt'/)
+    expect(() => createAgent({ maxStep: 3 } as never)).toThrow(/did you mean 'maxSteps'/)
+    expect(() => createAgent({}, { persistor: new InMemoryPersister() } as never)).toThrow(
+      /did you mean 'persister'/,
+    )
+  })
+})
+
+describe('kernel v2 regressions: closed agents and the stream', () => {
+  it('session.send() after agent.close() rejects with AGENT_CLOSED and reaches neither provider nor store', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([textTurn('no')])
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    await agent.close()
+    await expect(session.send('hi')).rejects.toMatchObject({ code: 'AGENT_CLOSED' })
+    const streamed = session.stream('hi')[Symbol.asyncIterator]().next()
+    await expect(streamed).rejects.toMatchObject({ code: 'AGENT_CLOSED' })
+    await expect(session.getMessages()).rejects.toMatchObject({ code: 'AGENT_CLOSED' })
+    await expect(session.flush()).rejects.toMatchObject({ code: 'AGENT_CLOSED' })
+    expect(adapter.calls).toHaveLength(0)
+    expect(await persister.getMessages(session.id)).toEqual([])
+  })
+
+  it('stream() yields the error event and then throws it, so a for-await loop sees the failure', async () => {
+    const failure = new AdapterError('invalid x-api-key', {
+      kind: 'authentication',
+      status: 401,
+      provider: 'scripted',
+    })
+    const agent = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([{ events: [], error: failure }]), persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    const seen: SessionEvent['type'][] = []
+    const thrown = await (async () => {
+      for await (const event of session.stream('hi')) seen.push(event.type)
+    })().catch((e: unknown) => e)
+    expect(thrown).toBe(failure)
+    expect(seen.at(-1)).toBe('error')
+  })
+
+  it('an aborted stream() ends quietly after state aborted', async () => {
+    const agent = createAgent(
+      {},
+      {
+        adapter: new ScriptedAdapter([{ events: textTurn('slow'), waitForAbort: true }]),
+        persister: new InMemoryPersister(),
+      },
+    )
+    const session = await agent.createSession()
+    const seen: SessionEvent[] = []
+    for await (const event of session.stream('hi')) {
+      seen.push(event)
+      if (event.type === 'text-delta') session.abort()
+    }
+    expect(seen.at(-1)).toMatchObject({ type: 'state', state: 'aborted' })
+  })
+})

@@ -1,0 +1,197 @@
+import type { ContentBlock } from '../contracts/messages.js'
+import type { AgentError } from '../errors/agent-error.js'
+import { ValidationError } from '../errors/validation-error.js'
+import { cloneJson } from '../persistence/json-copy.js'
+import type { Tool } from '../tools/tool.js'
+import type { SendOptions } from './session.js'
+
+const SEND_OPTION_KEYS = [
+  'signal',
+  'model',
+  'systemPrompt',
+  'tools',
+  'maxSteps',
+  'maxOutputTokens',
+  'temperature',
+  'providerOptions',
+] as const satisfies ReadonlyArray<keyof SendOptions>
+
+/**
+ * Checks what a caller sends and returns a JSON copy the session owns: a non-empty string, or a
+ * non-empty array of well-formed `text` and `image` blocks. Throws {@link ValidationError} naming
+ * the first problem. Nothing has been stored or sent when it throws.
+ */
+export function validateContent(content: unknown): string | ContentBlock[] {
+  if (typeof content === 'string') {
+    if (content.length === 0) throw new ValidationError('content must not be empty.')
+    return content
+  }
+  if (!Array.isArray(content)) {
+    throw new ValidationError(
+      `content must be a non-empty string or a non-empty array of content blocks, got ${describe(content)}.`,
+    )
+  }
+  if (content.length === 0) throw new ValidationError('content must not be an empty array.')
+  content.forEach(validateBlock)
+  return cloneJson(content as ContentBlock[], 'content')
+}
+
+function validateBlock(block: unknown, index: number): void {
+  const at = `content[${index}]`
+  if (typeof block !== 'object' || block === null || Array.isArray(block)) {
+    throw new ValidationError(
+      `${at} must be a content block object such as { type: 'text', text }, got ${describe(block)}.`,
+    )
+  }
+  const value = block as Record<string, unknown>
+  switch (value.type) {
+    case 'text':
+      if (typeof value.text !== 'string' || value.text.length === 0) {
+        throw new ValidationError(`${at}.text must be a non-empty string.`)
+      }
+      break
+    case 'image': {
+      if (typeof value.mediaType !== 'string' || value.mediaType === '') {
+        throw new ValidationError(`${at}.mediaType must be a media type such as 'image/png'.`)
+      }
+      const hasData = typeof value.data === 'string' && value.data !== ''
+      const hasUrl = typeof value.url === 'string' && value.url !== ''
+      if (hasData === hasUrl) throw new ValidationError(`${at} needs either base64 data or a url.`)
+      break
+    }
+    case 'thinking':
+    case 'tool_use':
+      throw new ValidationError(`${at}: '${value.type}' blocks come from the model, not from a caller.`)
+    case 'tool_result':
+    case 'tool_approval':
+      throw new ValidationError(`${at}: a '${value.type}' answers a pending tool call, and none is pending.`)
+    default:
+      throw new ValidationError(`${at}.type ${describe(value.type)} is unknown; use 'text' or 'image'.`)
+  }
+  if (value.providerMetadata !== undefined && !isPlainObject(value.providerMetadata)) {
+    throw new ValidationError(`${at}.providerMetadata must be an object keyed by provider name.`)
+  }
+}
+
+/** Checks the options of one `send`/`stream` call. Unknown keys are refused with the closest known one. */
+export function validateSendOptions(options: unknown): SendOptions {
+  if (options === undefined) return {}
+  if (!isPlainObject(options))
+    throw new ValidationError(`send options must be an object, got ${describe(options)}.`)
+  rejectUnknownKeys(options, SEND_OPTION_KEYS, 'send option', (message) => new ValidationError(message))
+  const value = options as Record<string, unknown>
+  if (value.signal !== undefined && !(value.signal instanceof AbortSignal)) {
+    throw new ValidationError('signal must be an AbortSignal.')
+  }
+  optionalString(value.model, 'model', true)
+  optionalString(value.systemPrompt, 'systemPrompt', false)
+  optionalInteger(value.maxSteps, 'maxSteps', 1)
+  optionalInteger(value.maxOutputTokens, 'maxOutputTokens', 1)
+  if (
+    value.temperature !== undefined &&
+    (typeof value.temperature !== 'number' || !(value.temperature >= 0))
+  ) {
+    throw new ValidationError(`temperature must be a number >= 0, got ${describe(value.temperature)}.`)
+  }
+  if (value.providerOptions !== undefined && !isPlainObject(value.providerOptions)) {
+    throw new ValidationError('providerOptions must be an object keyed by provider name.')
+  }
+  if (value.tools !== undefined)
+    validateTools(value.tools, 'tools', (message) => new ValidationError(message))
+  return options as SendOptions
+}
+
+/** Checks a list of tools: each needs a non-empty name, a JSON Schema object and an `execute` function. */
+export function validateTools(
+  tools: unknown,
+  what: string,
+  fail: (message: string) => AgentError,
+): asserts tools is Tool[] {
+  if (!Array.isArray(tools)) throw fail(`${what} must be an array of tools.`)
+  tools.forEach((tool: unknown, index) => {
+    const at = `${what}[${index}]`
+    if (!isPlainObject(tool)) throw fail(`${at} must be a tool object.`)
+    const value = tool as Record<string, unknown>
+    if (typeof value.name !== 'string' || value.name === '')
+      throw fail(`${at}.name must be a non-empty string.`)
+    if (typeof value.execute !== 'function') throw fail(`${at} ('${value.name}') needs an execute function.`)
+    if (value.inputSchema !== undefined && !isPlainObject(value.inputSchema)) {
+      throw fail(`${at}.inputSchema ('${value.name}') must be a JSON Schema object.`)
+    }
+    if (value.description !== undefined && typeof value.description !== 'string') {
+      throw fail(`${at}.description ('${value.name}') must be a string.`)
+    }
+  })
+}
+
+/** Refuses keys of `value` that are not in `known`, naming the closest known key. */
+export function rejectUnknownKeys(
+  value: object,
+  known: readonly string[],
+  what: string,
+  fail: (message: string) => AgentError,
+): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue
+    const closest = closestKey(key, known)
+    throw fail(`Unknown ${what} '${key}'${closest === undefined ? '' : ` — did you mean '${closest}'?`}`)
+  }
+}
+
+/** The known key with the smallest edit distance to `key`, if it is close enough to be a typo. */
+export function closestKey(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Number.POSITIVE_INFINITY
+  for (const candidate of known) {
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase())
+    if (distance < bestDistance) {
+      best = candidate
+      bestDistance = distance
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution)
+    }
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+function optionalString(value: unknown, name: string, nonEmpty: boolean): void {
+  if (value === undefined) return
+  if (typeof value !== 'string' || (nonEmpty && value === '')) {
+    throw new ValidationError(
+      `${name} must be a ${nonEmpty ? 'non-empty ' : ''}string, got ${describe(value)}.`,
+    )
+  }
+}
+
+function optionalInteger(value: unknown, name: string, min: number): void {
+  if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)) {
+    throw new ValidationError(`${name} must be an integer >= ${min}, got ${describe(value)}.`)
+  }
+}
+
+/** Whether `value` is a plain object (not an array, not null). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** A short description of a value for error messages (never its full content). */
+export function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  // Only short identifiers are echoed: a misplaced secret must never end up in an error message.
+  if (typeof value === 'string')
+    return /^[\w.-]{0,24}$/.test(value) ? `'${value}'` : `a string of ${value.length} characters`
+  if (typeof value === 'object') return 'an object'
+  return `${typeof value} ${String(value)}`
+}
