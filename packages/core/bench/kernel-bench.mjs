@@ -43,3 +43,106 @@ console.log(`initialize() with 1k sessions / 10k messages:    ${small.initMs.toF
 console.log(`initialize() with 100k sessions / 1M messages:   ${large.initMs.toFixed(2)} ms (first page of 50: ${large.firstPageMs.toFixed(2)} ms)`)
 const throughput = await sendThroughput(2_000)
 console.log(`send() round trips (scripted model, in-memory):  ${throughput.sendsPerSecond} sends/s (${throughput.sends} sends in ${throughput.ms.toFixed(0)} ms; each send: 2 messages, 3 session writes, 7 events)`)
+
+// --- Per-event cost: text-delta events through session.stream() vs consuming the adapter directly.
+function deltaAdapter(chunks) {
+  const events = Array.from({ length: chunks }, () => ({ type: 'text-delta', text: 'x' }))
+  events.push({ type: 'message', content: [{ type: 'text', text: 'x'.repeat(chunks) }], stopReason: 'end_turn' })
+  return {
+    getName: () => 'bench',
+    async *stream() {
+      for (const event of events) yield event
+    },
+  }
+}
+
+/** A consumer that yields to the event loop every `every` events, as a socket writer does. */
+async function consume(iterable, every) {
+  let n = 0
+  for await (const _ of iterable) {
+    if (every > 0 && ++n % every === 0) await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+async function eventsRound(chunks, every) {
+  const adapter = deltaAdapter(chunks)
+  let start = hr()
+  await consume(adapter.stream(), every)
+  const rawMs = hr() - start
+  const agent = createAgent({}, { adapter, persister: new InMemoryPersister() })
+  const session = await agent.createSession()
+  start = hr()
+  await consume(session.stream('go'), every)
+  const kernelMs = hr() - start
+  await agent.close()
+  return { rawMs, kernelMs }
+}
+
+async function eventsPerSecond(chunks, rounds) {
+  let raw = 0
+  let kernel = 0
+  await eventsRound(chunks, 0) // warm-up
+  for (let i = 0; i < rounds; i++) {
+    const r = await eventsRound(chunks, 0)
+    raw += r.rawMs
+    kernel += r.kernelMs
+  }
+  return { kernel: (chunks * rounds) / kernel / 1000, raw: (chunks * rounds) / raw / 1000 }
+}
+
+const rate = await eventsPerSecond(200_000, 5)
+console.log(
+  `text-delta events through session.stream():     ${rate.kernel.toFixed(2)} M events/s (${(1000 / rate.kernel).toFixed(0)} ns/event; adapter consumed directly: ${rate.raw.toFixed(2)} M/s)`,
+)
+
+for (const chunks of [20_000, 50_000, 100_000]) {
+  let raw = 0
+  let kernel = 0
+  for (let i = 0; i < 5; i++) {
+    const r = await eventsRound(chunks, 64)
+    raw += r.rawMs
+    kernel += r.kernelMs
+  }
+  console.log(
+    `stream() with a consumer yielding every 64 events, ${String(chunks).padStart(6)} chunks: ${(kernel / raw).toFixed(2)}× the adapter's own time (${(kernel / 5).toFixed(1)} vs ${(raw / 5).toFixed(1)} ms)`,
+  )
+}
+
+// --- Reading history: a 10 000-message session through the agent vs the persister alone.
+async function historyReads(count) {
+  const persister = new InMemoryPersister()
+  const now = new Date().toISOString()
+  await persister.saveSession({ id: 'h', summary: '', createdAt: now, lastActivity: now, state: 'idle', tokenUsage: usage(0, 0) })
+  for (let seq = 0; seq < count; seq++) {
+    await persister.saveMessage('h', { id: `h-${seq}`, sessionId: 'h', seq, type: seq % 2 ? 'agent' : 'user', content: [{ type: 'text', text: 'y'.repeat(200) }], timestamp: now })
+  }
+  const rows = { full: [], store: [], latest: [] }
+  for (let round = 0; round < 5; round++) {
+    let start = hr()
+    for (let afterSeq = -1; ; ) {
+      const page = await persister.getMessages('h', afterSeq < 0 ? { limit: 1000 } : { afterSeq, limit: 1000 })
+      if (page.length < 1000) break
+      afterSeq = page[page.length - 1].seq
+    }
+    rows.store.push(hr() - start)
+    const agent = createAgent({}, { adapter: new ScriptedAdapter(), persister })
+    await agent.initialize()
+    start = hr()
+    await (await agent.getSession('h')).getMessages()
+    rows.full.push(hr() - start)
+    await agent.close()
+    const other = createAgent({}, { adapter: new ScriptedAdapter(), persister })
+    await other.initialize()
+    start = hr()
+    await (await other.getSession('h')).getMessages({ limit: 100 })
+    rows.latest.push(hr() - start)
+    await other.close()
+  }
+  const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  return { full: median(rows.full), store: median(rows.store), latest: median(rows.latest) }
+}
+
+const reads = await historyReads(10_000)
+console.log(
+  `10 000-message session: full getMessages() ${reads.full.toFixed(1)} ms (the persister alone: ${reads.store.toFixed(1)} ms); latest 100: ${reads.latest.toFixed(2)} ms`,
+)

@@ -131,46 +131,87 @@ async function consume(
 ): Promise<Final | undefined> {
   const { signal, emit, sink, checkpointIntervalMs } = context
   let final: Final | undefined
-  for (;;) {
-    const next = await iterator.next()
-    // Aborted while waiting: the request already settled; touch nothing.
-    if (signal.aborted) return undefined
-    if (next.done === true) {
-      state.finished = true
-      return final
+  // The clock is read only when a timer says a checkpoint may be due (slow streams) or every 256
+  // events (bursts that never yield to the timer): no clock call per event.
+  let count = 0
+  const clock = new CheckpointClock(checkpointIntervalMs)
+  try {
+    for (;;) {
+      const next = await iterator.next()
+      // Aborted while waiting: the request already settled; touch nothing.
+      if (signal.aborted) return undefined
+      if (next.done === true) {
+        state.finished = true
+        return final
+      }
+      const event = next.value
+      partial.yielded = true
+      const providerSessionId = context.extractSessionId(event)
+      if (providerSessionId !== undefined) context.onProviderSessionId(providerSessionId)
+      switch (event.type) {
+        case 'text-delta':
+          partial.text += event.text
+          // The adapter's event has the session event's shape: shown as is, no copy per chunk.
+          emit(event)
+          break
+        case 'thinking-delta':
+          partial.thinking += event.text
+          emit(event)
+          break
+        case 'tool-call':
+          partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input })
+          emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
+          break
+        case 'usage':
+          state.usage = state.usage ? addUsage(state.usage, event.usage) : { ...event.usage }
+          context.onUsage(event.usage)
+          emit({ type: 'usage', usage: event.usage })
+          break
+        case 'message':
+          final = { content: event.content, stopReason: event.stopReason }
+          break
+        default:
+          break
+      }
+      if (
+        final === undefined &&
+        (clock.maybeDue || (++count & 255) === 0) &&
+        partial.checkpointDue(checkpointIntervalMs)
+      ) {
+        await context.saveCheckpoint(partial.checkpoint(context.sessionId))
+        clock.restart()
+      }
+      if (sink?.full) await waitForConsumer(context, sink, partial)
     }
-    const event = next.value
-    partial.yielded = true
-    const providerSessionId = context.extractSessionId(event)
-    if (providerSessionId !== undefined) context.onProviderSessionId(providerSessionId)
-    switch (event.type) {
-      case 'text-delta':
-        partial.text += event.text
-        emit({ type: 'text-delta', text: event.text })
-        break
-      case 'thinking-delta':
-        partial.thinking += event.text
-        emit({ type: 'thinking-delta', text: event.text })
-        break
-      case 'tool-call':
-        partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input })
-        emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
-        break
-      case 'usage':
-        state.usage = state.usage ? addUsage(state.usage, event.usage) : { ...event.usage }
-        context.onUsage(event.usage)
-        emit({ type: 'usage', usage: event.usage })
-        break
-      case 'message':
-        final = { content: event.content, stopReason: event.stopReason }
-        break
-      default:
-        break
-    }
-    if (final === undefined && partial.checkpointDue(checkpointIntervalMs)) {
-      await context.saveCheckpoint(partial.checkpoint(context.sessionId))
-    }
-    if (sink?.full) await waitForConsumer(context, sink, partial)
+  } finally {
+    clock.stop()
+  }
+}
+
+/** A flag raised by a timer once per checkpoint interval, so the hot loop need not read the clock. */
+class CheckpointClock {
+  maybeDue: boolean
+  readonly #intervalMs: number
+  #timer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(intervalMs: number) {
+    this.#intervalMs = intervalMs
+    this.maybeDue = intervalMs === 0
+    this.restart()
+  }
+
+  restart(): void {
+    if (this.#intervalMs <= 0) return
+    this.maybeDue = false
+    clearTimeout(this.#timer)
+    this.#timer = setTimeout(() => {
+      this.maybeDue = true
+    }, this.#intervalMs)
+    this.#timer.unref?.()
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer)
   }
 }
 

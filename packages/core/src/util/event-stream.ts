@@ -69,7 +69,8 @@ export class EventStream<T> implements AsyncIterable<T> {
     this.#buffer[this.#head] = undefined as T
     this.#head += 1
     if (this.#head === this.#buffer.length) {
-      this.#buffer = []
+      // Caught up: reuse the array (its capacity stays) instead of allocating a new one.
+      this.#buffer.length = 0
       this.#head = 0
     } else if (this.#head >= 4096 && this.#head * 2 >= this.#buffer.length) {
       this.#buffer = this.#buffer.slice(this.#head)

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest'
+import type { AdapterMessage, AgentAdapter } from '../contracts/agent-adapter.js'
+import type { AnyMessage } from '../contracts/messages.js'
+import { createAgent } from '../agent/create-agent.js'
+import { SessionManager } from '../agent/session-manager.js'
+import { InMemoryPersister } from '../persistence/in-memory-persister.js'
+import { ScriptedAdapter } from '../testing/scripted-adapter.js'
+import { textTurn, usage } from '../testing/stream-helpers.js'
+import { DefaultSessionFactory } from './default-session-factory.js'
+import { DEFAULT_RETRY } from '../retry/retry-options.js'
+
+/** An adapter that streams `chunks` one-character deltas and counts how many were pulled. */
+function countingAdapter(chunks: number, pauseEvery = 0): AgentAdapter & { pulled: number } {
+  const adapter = {
+    pulled: 0,
+    getName: () => 'counting',
+    async *stream(): AsyncIterable<AdapterMessage> {
+      for (let i = 0; i < chunks; i++) {
+        adapter.pulled += 1
+        if (pauseEvery > 0 && i % pauseEvery === 0) await new Promise((resolve) => setTimeout(resolve, 1))
+        yield { type: 'text-delta', text: 'x' }
+      }
+      yield { type: 'message', content: [{ type: 'text', text: 'x'.repeat(chunks) }], stopReason: 'end_turn' }
+    },
+  }
+  return adapter
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe('stream() backpressure', () => {
+  it('a consumer that stops reading holds the model stream back at a bounded buffer', async () => {
+    const adapter = countingAdapter(50_000)
+    const agent = createAgent({}, { adapter, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    const iterator = session.stream('go')[Symbol.asyncIterator]()
+    await iterator.next()
+    await wait(50)
+    // Far less than the reply: the kernel waits for its consumer instead of buffering everything.
+    expect(adapter.pulled).toBeLessThan(2_000)
+    let events = 1
+    for (;;) {
+      const next = await iterator.next()
+      if (next.done) break
+      events += 1
+    }
+    expect(adapter.pulled).toBe(50_000)
+    expect(events).toBeGreaterThan(50_000)
+    await agent.close()
+  })
+
+  it('checkpoints keep their schedule while the consumer lags', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = countingAdapter(5_000, 500)
+    const agent = createAgent({ checkpointIntervalMs: 10 }, { adapter, persister })
+    const session = await agent.createSession()
+    const iterator = session.stream('go')[Symbol.asyncIterator]()
+    await iterator.next()
+    await wait(80)
+    // The consumer has read one event; the partial reply streamed so far is already stored.
+    const stored = await persister.getMessages(session.id)
+    const partial = stored.find((m) => m.type === 'agent')
+    expect(partial?.incomplete).toBe(true)
+    expect(JSON.stringify(partial?.content)).toContain('xxxx')
+    await iterator.return?.()
+    await session.flush()
+    await agent.close()
+  })
+
+  it('breaking out of the loop aborts the send and keeps the partial reply', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([{ events: textTurn('a b c d e f', { chunkSize: 1 }), delayMs: 2 }])
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    for await (const event of session.stream('go')) if (event.type === 'text-delta') break
+    await session.flush()
+    expect(session.state).toBe('aborted')
+    const stored = await persister.getMessages(session.id)
+    expect(stored.map((m) => [m.type, m.incomplete])).toEqual([
+      ['user', undefined],
+      ['agent', true],
+    ])
+    await agent.close()
+  })
+})
+
+describe('getMessages(query)', () => {
+  async function sessionWith(count: number) {
+    const persister = new InMemoryPersister()
+    const agent = createAgent(
+      {},
+      { adapter: new ScriptedAdapter(Array.from({ length: count }, (_, i) => textTurn(`r${i}`))), persister },
+    )
+    const session = await agent.createSession()
+    for (let i = 0; i < count; i++) await session.send(`q${i}`)
+    return { agent, session, persister }
+  }
+
+  it('pages backward from the latest and forward from a seq, always in seq order', async () => {
+    const { agent, session } = await sessionWith(10)
+    const seqs = (messages: AnyMessage[]) => messages.map((m) => m.seq)
+    expect(seqs(await session.getMessages())).toEqual([...Array(20).keys()])
+    expect(seqs(await session.getMessages({ limit: 3 }))).toEqual([17, 18, 19])
+    expect(seqs(await session.getMessages({ limit: 3, beforeSeq: 5 }))).toEqual([2, 3, 4])
+    expect(seqs(await session.getMessages({ limit: 10, beforeSeq: 2 }))).toEqual([0, 1])
+    expect(seqs(await session.getMessages({ afterSeq: 15 }))).toEqual([16, 17, 18, 19])
+    expect(seqs(await session.getMessages({ afterSeq: 3, limit: 2 }))).toEqual([4, 5])
+    expect(await session.getMessages({ limit: 0 })).toEqual([])
+    await agent.close()
+  })
+
+  it('rejects a bad query with ValidationError', async () => {
+    const { agent, session } = await sessionWith(1)
+    for (const query of [{ limit: -1 }, { beforeSeq: 1.5 }, { after: 2 }, 'all']) {
+      await expect(session.getMessages(query as never)).rejects.toMatchObject({ code: 'VALIDATION' })
+    }
+    await agent.close()
+  })
+
+  it('returns immutable messages: the kernel shares them without copies, and nobody can change its history', async () => {
+    const { agent, session } = await sessionWith(1)
+    const [first] = await session.getMessages()
+    expect(Object.isFrozen(first)).toBe(true)
+    expect(() => {
+      ;(first as { content: unknown }).content = 'changed'
+    }).toThrow(TypeError)
+    expect((await session.getMessages())[0]!.content).toBe('q0')
+    await agent.close()
+  })
+})
+
+describe('agent.close()', () => {
+  it('lets go of every session it holds', async () => {
+    const persister = new InMemoryPersister()
+    await persister.saveSession({
+      id: 'stored',
+      summary: '',
+      createdAt: new Date().toISOString(),
+      lastActivity: new Date().toISOString(),
+      state: 'idle',
+      tokenUsage: usage(0, 0),
+    })
+    const manager = new SessionManager({
+      adapter: new ScriptedAdapter([textTurn('hi')]),
+      persister,
+      factory: new DefaultSessionFactory(),
+      runtime: {
+        model: 'm',
+        tools: [],
+        maxSteps: 20,
+        retry: DEFAULT_RETRY,
+        durability: 'async',
+        checkpointIntervalMs: 250,
+      },
+    })
+    const created = await manager.createSession()
+    await created.send('hello')
+    await manager.getSession('stored')
+    expect(manager.size).toBe(2)
+    await manager.releaseAll()
+    expect(manager.size).toBe(0)
+    expect((await persister.getMessages(created.id)).length).toBe(2)
+  })
+})
