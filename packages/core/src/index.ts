@@ -4,7 +4,7 @@
 // --- Applications -------------------------------------------------------------------------------
 
 // Agent
-export type { Agent } from './agent/agent-core.js'
+export type { Agent, AgentListener } from './agent/agent-core.js'
 export type {
   AgentConfig,
   AgentDeps,

@@ -5,6 +5,7 @@ import { AgentError } from '../errors/agent-error.js'
 import { DEFAULT_RETRY } from '../retry/retry-options.js'
 import { DefaultSessionFactory } from '../session/default-session-factory.js'
 import type { Session, SendOptions } from '../session/session.js'
+import type { SessionEvent } from '../session/session-events.js'
 import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
 import type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
 import { createDefaultAdapter, createDefaultPersister } from './resolve-default-plugins.js'
@@ -27,7 +28,15 @@ export interface Agent {
   deleteSession(id: string): Promise<void>
   /** Aborts sends still running (keeping their partial replies), flushes every pending write, then closes the plugins the agent created itself. */
   close(): Promise<void>
+  /**
+   * Listens to the events of every session of this agent (telemetry, logs, a UI); returns the
+   * function that stops listening. May be called before `initialize()`.
+   */
+  subscribe(listener: AgentListener): () => void
 }
+
+/** A listener of every session's events: the event and the session it belongs to. */
+export type AgentListener = (event: SessionEvent, session: { id: string }) => void
 
 interface Resolved {
   manager: SessionManager
@@ -47,6 +56,7 @@ export class AgentCore implements Agent {
   #initializing: Promise<Resolved> | undefined
   #closing: Promise<void> | undefined
   #closed = false
+  readonly #listeners = new Set<AgentListener>()
 
   constructor(config: AgentConfig, deps: AgentDeps = {}) {
     this.config = config
@@ -103,6 +113,13 @@ export class AgentCore implements Agent {
     return (await this.#ready()).manager.deleteSession(id)
   }
 
+  subscribe(listener: AgentListener): () => void {
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+    }
+  }
+
   close(): Promise<void> {
     this.#closed = true
     this.#closing ??= (async () => {
@@ -151,6 +168,17 @@ export class AgentCore implements Agent {
         ...(config.userId === undefined ? {} : { userId: config.userId }),
         ...(config.appName === undefined ? {} : { appName: config.appName }),
         isClosed: () => this.#closed,
+        onEvent: (event, session) => {
+          for (const listener of this.#listeners) {
+            try {
+              listener(event, session)
+            } catch (error) {
+              deps.logger?.warn('agentx: an agent listener threw', {
+                error: error instanceof Error ? error.message : String(error),
+              })
+            }
+          }
+        },
       })
       const repaired = await manager.repairInterrupted()
       if (repaired > 0)

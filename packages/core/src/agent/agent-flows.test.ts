@@ -262,8 +262,10 @@ describe('send', () => {
     expect(streamed.map((e) => e.type)).toEqual([
       'message',
       'state',
+      'step-start',
       'text-delta',
       'text-delta',
+      'step-finish',
       'message',
       'state',
       'done',

@@ -4,6 +4,7 @@ import type { SessionFactory } from '../contracts/session-factory.js'
 import { isAgentError } from '../errors/agent-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import type { Session } from '../session/session.js'
+import type { SessionEvent } from '../session/session-events.js'
 import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
 import type { Tool } from '../tools/tool.js'
 import { sleep } from '../util/abort.js'
@@ -24,6 +25,8 @@ export interface SessionManagerOptions {
   appName?: string
   /** Whether the agent is closed (its sessions then reject every call with `AGENT_CLOSED`). */
   isClosed?: () => boolean
+  /** Receives every event of every session the manager holds (`agent.subscribe`). */
+  onEvent?: (event: SessionEvent, session: { id: string }) => void
 }
 
 /** What the manager may call on a session beyond the public {@link Session} (a {@link BaseSession} has both). */
@@ -170,7 +173,10 @@ export class SessionManager {
       ...(isClosed === undefined ? {} : { isClosed }),
     })
     this.#sessions.set(data.id, session)
+    const { onEvent } = this.#options
+    const source = { id: data.id }
     const unsubscribe = session.subscribe((event) => {
+      onEvent?.(event, source)
       if (event.type === 'state' && event.state === 'deleted') {
         unsubscribe()
         if (this.#sessions.get(data.id) === session) this.#sessions.delete(data.id)

@@ -11,7 +11,7 @@ import type { Tool } from '../tools/tool.js'
 import { EventStream } from '../util/event-stream.js'
 import { addUsage, emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
-import { type ModelRequestContext, runModelRequest } from './model-request.js'
+import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
 import type { SendOptions, Session } from './session.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import { type MessagesQuery, SessionHistory } from './session-history.js'
@@ -285,7 +285,19 @@ export class BaseSession implements Session {
       let last: AnyMessage | undefined
       for (let step = 1; ; step++) {
         const streamOptions = this.#streamOptions(historyEnd, tools, options, signal)
-        const outcome = await runModelRequest(context, prompt, streamOptions, this.#history.nextSeq())
+        emit({ type: 'step-start', step, agent: 'default', model: streamOptions.model })
+        let outcome: ResponseOutcome
+        try {
+          outcome = await runModelRequest(context, prompt, streamOptions, this.#history.nextSeq())
+        } catch (error) {
+          emit({ type: 'step-finish', step, stopReason: signal.aborted ? 'aborted' : 'error' })
+          throw error
+        }
+        emit(
+          outcome.usage
+            ? { type: 'step-finish', step, usage: outcome.usage, stopReason: outcome.message.stopReason }
+            : { type: 'step-finish', step, stopReason: outcome.message.stopReason },
+        )
         if (outcome.usage) sendUsage = addUsage(sendUsage, outcome.usage)
         last = this.transformMessage(outcome.message)
         await this.#write(this.#append(last, run))

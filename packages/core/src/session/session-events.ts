@@ -30,6 +30,10 @@ export type SessionEvent =
   | { type: 'persist-error'; error: AgentError }
   | { type: 'error'; error: AgentError }
   | { type: 'done'; result: SendResult }
+  /** Before each model request of a send: `step` counts from 1; `agent` is the profile (`'default'`). */
+  | { type: 'step-start'; step: number; agent: string; model: string }
+  /** After each model request, also a failed one (`stopReason` `'error'` or `'aborted'`, no usage). */
+  | { type: 'step-finish'; step: number; usage?: TokenUsage; stopReason: StopReason | undefined }
 
 /** A listener of {@link SessionEvent}s. */
 export type SessionListener = (event: SessionEvent) => void

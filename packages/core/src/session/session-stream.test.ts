@@ -162,3 +162,60 @@ describe('agent.close()', () => {
     expect((await persister.getMessages(created.id)).length).toBe(2)
   })
 })
+
+describe('step events and agent.subscribe', () => {
+  it('each model request is framed by step-start and step-finish, and the agent hears every session', async () => {
+    const adapter = new ScriptedAdapter([
+      [
+        { type: 'tool-call', id: 't1', name: 'echo', input: { x: 1 } },
+        {
+          type: 'message',
+          content: [{ type: 'tool_use', id: 't1', name: 'echo', input: { x: 1 } }],
+          stopReason: 'tool_use',
+        },
+        { type: 'usage', usage: usage(3, 1) },
+      ],
+      textTurn('done', { usage: usage(5, 2) }),
+      { events: [], error: new Error('boom') },
+    ])
+    const agent = createAgent(
+      {
+        model: 'm1',
+        retry: { maxRetries: 0 },
+        tools: [
+          { name: 'echo', description: 'echo', inputSchema: { type: 'object' }, execute: (input) => input },
+        ],
+      },
+      { adapter, persister: new InMemoryPersister() },
+    )
+    const heard: Array<[string, string]> = []
+    const stop = agent.subscribe((event, session) => heard.push([session.id, event.type]))
+    const session = await agent.createSession()
+    const events: unknown[] = []
+    session.subscribe((event) => {
+      if (event.type === 'step-start' || event.type === 'step-finish') events.push(event)
+    })
+    await session.send('go')
+    expect(events).toEqual([
+      { type: 'step-start', step: 1, agent: 'default', model: 'm1' },
+      { type: 'step-finish', step: 1, usage: usage(3, 1), stopReason: 'tool_use' },
+      { type: 'step-start', step: 2, agent: 'default', model: 'm1' },
+      { type: 'step-finish', step: 2, usage: usage(5, 2), stopReason: 'end_turn' },
+    ])
+    await expect(session.send('again')).rejects.toThrow('boom')
+    expect(events.slice(4)).toEqual([
+      { type: 'step-start', step: 1, agent: 'default', model: 'm1' },
+      { type: 'step-finish', step: 1, stopReason: 'error' },
+    ])
+    expect(heard.every(([id]) => id === session.id)).toBe(true)
+    expect(heard.map(([, type]) => type)).toContain('done')
+    expect(heard.map(([, type]) => type)).toContain('error')
+    const count = heard.length
+    stop()
+    await session.flush()
+    const other = await agent.createSession()
+    await other.send('x').catch(() => undefined)
+    expect(heard.length).toBe(count)
+    await agent.close()
+  })
+})
