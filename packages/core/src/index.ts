@@ -38,7 +38,7 @@ export type {
 } from './contracts/messages.js'
 
 // Tools, retry, logging
-export type { Tool, ToolContext } from './tools/tool.js'
+export type { PendingToolCall, Tool, ToolAnswer, ToolApproval, ToolContext } from './tools/tool.js'
 export type { RetryOptions } from './retry/retry-options.js'
 export type { Logger } from './util/logger.js'
 

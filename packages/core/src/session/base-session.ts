@@ -7,7 +7,8 @@ import { AdapterError, isAdapterError } from '../errors/adapter-error.js'
 import { AgentError, isAgentError } from '../errors/agent-error.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
-import type { Tool } from '../tools/tool.js'
+import { ValidationError } from '../errors/validation-error.js'
+import type { PendingToolCall, Tool, ToolApproval, ToolAnswer } from '../tools/tool.js'
 import { EventStream } from '../util/event-stream.js'
 import { addUsage, emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
@@ -17,15 +18,25 @@ import type { SendResult, SessionEvent, SessionListener } from './session-events
 import { type MessagesQuery, SessionHistory } from './session-history.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { assertTransition, canSend } from './session-state.js'
+import {
+  checkAnswers,
+  findWaitingBatch,
+  type PendingAnswer,
+  pendingCalls,
+  repliedInstead,
+  runAnsweredBatch,
+  type WaitingBatch,
+} from './approvals.js'
+import { type Continuation, continuationForRetry, historyForModel } from './continuation.js'
 import { mergeTools, runToolStep, toolCallsOf } from './tool-step.js'
-import { validateContent, validateSendOptions } from './validate-input.js'
+import { type SendInput, validateSendInput, validateSendOptions } from './validate-input.js'
 import { WriteQueue } from './write-queue.js'
 
 const SUMMARY_LENGTH = 100
 
 /** One running send: its input, its signal, where its events go and what it persisted. */
 interface SendRun {
-  content: string | ContentBlock[]
+  input: SendInput | { kind: 'retry' }
   options: SendOptions
   controller: AbortController
   sink: EventStream<SessionEvent> | undefined
@@ -115,7 +126,10 @@ export class BaseSession implements Session {
     return structuredClone({ ...this.#data, tokenUsage: this.#usage })
   }
 
-  send(content: string | ContentBlock[], options?: SendOptions): Promise<SendResult> {
+  send(
+    content: string | Array<ContentBlock | ToolApproval | ToolAnswer>,
+    options?: SendOptions,
+  ): Promise<SendResult> {
     let run: SendRun
     try {
       run = this.#begin(content, options, undefined)
@@ -125,7 +139,10 @@ export class BaseSession implements Session {
     return this.#start(run)
   }
 
-  stream(content: string | ContentBlock[], options?: SendOptions): AsyncIterable<SessionEvent> {
+  stream(
+    content: string | Array<ContentBlock | ToolApproval | ToolAnswer>,
+    options?: SendOptions,
+  ): AsyncIterable<SessionEvent> {
     const sink = new EventStream<SessionEvent>(() => this.abort())
     let run: SendRun
     try {
@@ -146,6 +163,44 @@ export class BaseSession implements Session {
     this.#run?.controller.abort(
       new AdapterError('The send was aborted.', { kind: 'aborted', provider: this.adapter.getName() }),
     )
+  }
+
+  retry(options?: SendOptions): Promise<SendResult> {
+    let run: SendRun
+    try {
+      this.#assertUsable()
+      if (this.#run) throw new SessionBusyError(this.id)
+      const state = this.#data.state
+      if (state !== 'error' && state !== 'aborted' && state !== 'interrupted') {
+        throw new SessionStateError(
+          `retry() continues a send that failed, was aborted or interrupted; session ${this.id} is '${state}'.`,
+          { state },
+        )
+      }
+      run = this.#newRun({ kind: 'retry' }, validateSendOptions(options), undefined)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.#start(run)
+  }
+
+  async complete(): Promise<void> {
+    this.#assertUsable()
+    if (this.#run) throw new SessionBusyError(this.id)
+    this.#setState('completed')
+    this.#data.lastActivity = new Date().toISOString()
+    await this.#write(this.#queue?.saveSession(this.toSessionData()))
+  }
+
+  async getPending(): Promise<PendingToolCall[]> {
+    this.#assertUsable()
+    if (this.#data.state !== 'waiting_input') return []
+    const messages = await this.#history.load()
+    const batch = await findWaitingBatch(messages, mergeTools(this.options.tools), {
+      sessionId: this.id,
+      signal: new AbortController().signal,
+    })
+    return batch?.pending ?? []
   }
 
   async getMessages(query?: MessagesQuery): Promise<AnyMessage[]> {
@@ -223,16 +278,24 @@ export class BaseSession implements Session {
   #begin(content: unknown, options: unknown, sink: EventStream<SessionEvent> | undefined): SendRun {
     this.#assertUsable()
     if (this.#run) throw new SessionBusyError(this.id)
-    const checkedContent = validateContent(content)
+    const input = validateSendInput(content)
     const checkedOptions = validateSendOptions(options)
     if (!canSend(this.#data.state) && this.#data.state !== 'active') {
       throw new SessionStateError(`Session ${this.id} cannot send in state '${this.#data.state}'.`, {
         state: this.#data.state,
       })
     }
+    return this.#newRun(input, checkedOptions, sink)
+  }
+
+  #newRun(
+    input: SendRun['input'],
+    options: SendOptions,
+    sink: EventStream<SessionEvent> | undefined,
+  ): SendRun {
     const run: SendRun = {
-      content: checkedContent,
-      options: checkedOptions,
+      input,
+      options,
       controller: new AbortController(),
       sink,
       emit:
@@ -262,27 +325,27 @@ export class BaseSession implements Session {
     return running
   }
 
-  /** The loop: user message → (model request → tool step)* → idle. */
+  /** The loop: opening (user message, answers or retry) → (model request → tool step)* → idle or waiting. */
   async #flow(run: SendRun): Promise<SendResult> {
-    const { content, options, emit } = run
+    const { options, emit } = run
     const signal = run.controller.signal
     let sendUsage = emptyUsage()
+    let started = false
     try {
       await this.#history.load()
       this.#throwIfAborted(signal)
-      const user = this.#newMessage('user', content)
-      if (this.#data.summary === '') this.#data.summary = summarize(content)
-      const userSaved = this.#append(user, run)
-      this.#setState('active', emit)
-      this.#data.lastActivity = user.timestamp
-      await this.#beforeModel(user, userSaved, run)
-
       const tools = mergeTools(this.options.tools, options.tools)
+      // Everything that can refuse the send happens before the first write or state change.
+      const batch = run.input.kind === 'retry' ? undefined : await this.#waitingBatch(tools, signal)
+      const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
+      const retryFrom = run.input.kind === 'retry' ? this.#retryContinuation() : undefined
+      started = true
+      let { prompt, historyEnd } = retryFrom ?? (await this.#open(run, tools, signal, batch, answers))
+
       const maxSteps = options.maxSteps ?? this.options.maxSteps
       const context = this.#requestContext(run, signal)
-      let prompt: string | ContentBlock[] = content
-      let historyEnd = this.#history.messages.length - 1
       let last: AnyMessage | undefined
+      let pending: PendingToolCall[] = []
       for (let step = 1; ; step++) {
         const streamOptions = this.#streamOptions(historyEnd, tools, options, signal)
         emit({ type: 'step-start', step, agent: 'default', model: streamOptions.model })
@@ -303,12 +366,11 @@ export class BaseSession implements Session {
         await this.#write(this.#append(last, run))
         const calls = toolCallsOf(last)
         if (calls.length === 0) break
-        const results = await runToolStep(calls, tools, {
-          sessionId: this.id,
-          signal,
-          messages: this.#history.messages,
-          emit,
-        })
+        const stepContext = { sessionId: this.id, signal, messages: this.#history.messages, emit }
+        // A call that needs approval or is a client tool holds the whole batch (DESIGN §10.1).
+        pending = await pendingCalls(calls, tools, stepContext)
+        if (pending.length > 0) break
+        const results = await runToolStep(calls, tools, stepContext)
         this.#throwIfAborted(signal)
         historyEnd = this.#history.messages.length
         await this.#write(this.#append(this.#newMessage('tool', results), run))
@@ -317,18 +379,22 @@ export class BaseSession implements Session {
       }
 
       this.#data.lastActivity = new Date().toISOString()
-      this.#setState('idle', emit)
+      this.#setState(pending.length > 0 ? 'waiting_input' : 'idle', emit)
       await this.#write(this.#queue?.saveSession(this.toSessionData()))
+      if (pending.length > 0) emit({ type: 'input-required', pending })
       const result: SendResult = {
         messages: run.produced,
         text: textOf(last?.content ?? ''),
         usage: sendUsage,
         stopReason: last?.stopReason,
       }
+      if (pending.length > 0) result.pending = pending
       emit({ type: 'done', result })
       return result
     } catch (caught) {
       const error = this.#toError(caught, signal)
+      // Refused before anything was written (bad answers, nothing to retry): the session is unchanged.
+      if (!started && (error instanceof ValidationError || error instanceof SessionStateError)) throw error
       const aborted = isAbort(error)
       if (this.#data.state !== 'deleted') {
         // A failure before the model was called (loading history, a sync write) still ends the send in `error`.
@@ -342,6 +408,60 @@ export class BaseSession implements Session {
       }
       throw error
     }
+  }
+
+  /** The unanswered tool batch the stored conversation ends with, if any. */
+  async #waitingBatch(tools: Map<string, Tool>, signal: AbortSignal): Promise<WaitingBatch | undefined> {
+    return findWaitingBatch(this.#history.messages, tools, { sessionId: this.id, signal })
+  }
+
+  #retryContinuation(): Continuation {
+    const continuation = continuationForRetry(this.#history.messages)
+    if (continuation === undefined) {
+      throw new SessionStateError(`Session ${this.id} has no user message to retry.`, {
+        state: this.#data.state,
+      })
+    }
+    this.#setState('active', this.#run?.emit)
+    return continuation
+  }
+
+  /**
+   * The opening of a send: the results of the batch the session waits on (answered, or closed
+   * because the user wrote instead), then — for content — the user message.
+   */
+  async #open(
+    run: SendRun,
+    tools: Map<string, Tool>,
+    signal: AbortSignal,
+    batch: WaitingBatch | undefined,
+    answers: Map<string, PendingAnswer> | undefined,
+  ): Promise<Continuation> {
+    const { emit } = run
+    if (run.input.kind === 'answers' && batch !== undefined && answers !== undefined) {
+      this.#setState('active', emit)
+      this.#data.lastActivity = new Date().toISOString()
+      void this.#queue?.saveSession(this.toSessionData())
+      const results = await runAnsweredBatch(batch, answers, tools, {
+        sessionId: this.id,
+        signal,
+        messages: this.#history.messages,
+        emit,
+      })
+      this.#throwIfAborted(signal)
+      const historyEnd = this.#history.messages.length
+      await this.#write(this.#append(this.#newMessage('tool', results), run))
+      return { prompt: results, historyEnd }
+    }
+    const content = (run.input as { content: string | ContentBlock[] }).content
+    if (batch !== undefined) this.#append(this.#newMessage('tool', repliedInstead(batch)), run)
+    const user = this.#newMessage('user', content)
+    if (this.#data.summary === '') this.#data.summary = summarize(content)
+    const userSaved = this.#append(user, run)
+    this.#setState('active', emit)
+    this.#data.lastActivity = user.timestamp
+    await this.#beforeModel(user, userSaved, run)
+    return { prompt: content, historyEnd: this.#history.messages.length - 1 }
   }
 
   /**
@@ -401,7 +521,7 @@ export class BaseSession implements Session {
   ): AdapterStreamOptions {
     const streamOptions: AdapterStreamOptions = {
       model: options.model ?? this.model,
-      history: historyForAdapter(this.#history.messages, historyEnd),
+      history: historyForModel(this.#history.messages, historyEnd),
       signal,
     }
     const systemPrompt = options.systemPrompt ?? this.systemPrompt
@@ -504,25 +624,6 @@ export class BaseSession implements Session {
 
 function isAbort(error: unknown): boolean {
   return isAdapterError(error) && error.kind === 'aborted'
-}
-
-/**
- * The first `end` messages as the model should see them: a partial reply kept after an abort or
- * error stays (the model said it), but without tool calls that never got results, which providers
- * reject.
- */
-function historyForAdapter(messages: readonly AnyMessage[], end: number): AnyMessage[] {
-  const result: AnyMessage[] = []
-  for (let i = 0; i < end; i++) {
-    const message = messages[i]!
-    if (!message.incomplete || !Array.isArray(message.content)) {
-      result.push(message)
-      continue
-    }
-    const content = message.content.filter((block) => block.type !== 'tool_use')
-    if (content.length > 0) result.push({ ...message, content })
-  }
-  return result
 }
 
 function textOf(content: string | ContentBlock[]): string {

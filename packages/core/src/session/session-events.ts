@@ -1,5 +1,6 @@
 import type { AnyMessage, ContentBlock, StopReason, TokenUsage } from '../contracts/messages.js'
 import type { AgentError } from '../errors/agent-error.js'
+import type { PendingToolCall } from '../tools/tool.js'
 import type { SessionState } from '../contracts/session-state.js'
 
 /** What a `send` resolves to. */
@@ -11,6 +12,8 @@ export interface SendResult {
   /** This send's usage, all model responses added up. */
   usage: TokenUsage
   stopReason: StopReason | undefined
+  /** Present when the send stopped to wait for the application (state `waiting_input`, DESIGN §10.1). */
+  pending?: PendingToolCall[]
 }
 
 /** The events of a session, as `stream()` yields them and `subscribe` listeners receive them. */
@@ -30,6 +33,8 @@ export type SessionEvent =
   | { type: 'persist-error'; error: AgentError }
   | { type: 'error'; error: AgentError }
   | { type: 'done'; result: SendResult }
+  /** The send stopped: these calls need an approval or a client tool's answer (state `waiting_input`). */
+  | { type: 'input-required'; pending: PendingToolCall[] }
   /** Before each model request of a send: `step` counts from 1; `agent` is the profile (`'default'`). */
   | { type: 'step-start'; step: number; agent: string; model: string }
   /** After each model request, also a failed one (`stopReason` `'error'` or `'aborted'`, no usage). */

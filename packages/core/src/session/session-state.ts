@@ -5,13 +5,14 @@ export type { SessionState }
 
 /** Every allowed transition: `SESSION_TRANSITIONS[from]` lists the states `from` may move to. */
 export const SESSION_TRANSITIONS: Readonly<Record<SessionState, readonly SessionState[]>> = {
-  created: ['active', 'deleted'],
-  active: ['idle', 'error', 'aborted', 'completed', 'interrupted', 'deleted'],
+  created: ['active', 'completed', 'deleted'],
+  active: ['idle', 'error', 'aborted', 'waiting_input', 'completed', 'interrupted', 'deleted'],
   idle: ['active', 'completed', 'deleted'],
-  error: ['active', 'deleted'],
-  aborted: ['active', 'deleted'],
+  waiting_input: ['active', 'completed', 'deleted'],
+  error: ['active', 'completed', 'deleted'],
+  aborted: ['active', 'completed', 'deleted'],
   completed: ['active', 'deleted'],
-  interrupted: ['active', 'deleted'],
+  interrupted: ['active', 'completed', 'deleted'],
   deleted: [],
 }
 

@@ -1,4 +1,5 @@
 import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages.js'
+import type { PendingToolCall, ToolAnswer, ToolApproval } from '../tools/tool.js'
 import type { Tool } from '../tools/tool.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import type { MessagesQuery } from './session-history.js'
@@ -34,14 +35,37 @@ export interface Session {
   readonly userId: string | undefined
   readonly appName: string | undefined
   readonly metadata: Record<string, unknown> | undefined
-  /** Sends a message and resolves when the reply (and its tool steps) are done. */
-  send(content: string | ContentBlock[], options?: SendOptions): Promise<SendResult>
+  /**
+   * Sends a message and resolves when the reply (and its tool steps) are done, or when the send
+   * stops to wait for the application (`SendResult.pending`). `content` is a string, content
+   * blocks, or — while `waiting_input` — the answers to every pending call.
+   */
+  send(
+    content: string | Array<ContentBlock | ToolApproval | ToolAnswer>,
+    options?: SendOptions,
+  ): Promise<SendResult>
   /**
    * Sends a message and yields its events live. A failed send yields its `error` event and then
    * throws that error from the iterator; an abort ends the iteration quietly after `state: aborted`.
    * Leaving the loop early aborts the send. A consumer that lags makes the send wait (bounded buffer).
    */
-  stream(content: string | ContentBlock[], options?: SendOptions): AsyncIterable<SessionEvent>
+  stream(
+    content: string | Array<ContentBlock | ToolApproval | ToolAnswer>,
+    options?: SendOptions,
+  ): AsyncIterable<SessionEvent>
+  /**
+   * Runs the model again for the last user message after `error`, `aborted` or `interrupted`,
+   * without storing that message again; an incomplete reply stays stored but leaves the model's
+   * history. Events go to `subscribe` listeners. Other states reject with `SessionStateError`.
+   */
+  retry(options?: SendOptions): Promise<SendResult>
+  /** Marks the session `completed`; a later send reopens it. */
+  complete(): Promise<void>
+  /**
+   * The tool calls the session waits on (state `waiting_input`), derived from the stored messages:
+   * works after a restart and from any process. `[]` in any other state.
+   */
+  getPending(): Promise<PendingToolCall[]>
   /** Cancels the running send, keeping its partial reply. */
   abort(): void
   /**

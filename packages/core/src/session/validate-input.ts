@@ -3,6 +3,7 @@ import type { AgentError } from '../errors/agent-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import type { Tool } from '../tools/tool.js'
+import type { PendingAnswer } from './approvals.js'
 import type { SendOptions } from './session.js'
 
 const SEND_OPTION_KEYS = [
@@ -16,10 +17,56 @@ const SEND_OPTION_KEYS = [
   'providerOptions',
 ] as const satisfies ReadonlyArray<keyof SendOptions>
 
+/** What a `send` carries: content for a new user message, or answers to pending tool calls. */
+export type SendInput =
+  | { kind: 'content'; content: string | ContentBlock[] }
+  | { kind: 'answers'; answers: PendingAnswer[] }
+
+const ANSWER_TYPES = new Set(['tool_approval', 'tool_result'])
+
 /**
- * Checks what a caller sends and returns a JSON copy the session owns: a non-empty string, or a
- * non-empty array of well-formed `text` and `image` blocks. Throws {@link ValidationError} naming
- * the first problem. Nothing has been stored or sent when it throws.
+ * Checks what a caller sends: content (see {@link validateContent}), or a non-empty array of
+ * answers (`tool_approval` / `tool_result` items, DESIGN §10.1) — never the two mixed. Returns a
+ * JSON copy the session owns. Throws {@link ValidationError}; nothing is stored when it does.
+ */
+export function validateSendInput(input: unknown): SendInput {
+  if (Array.isArray(input) && input.length > 0 && input.some((item) => ANSWER_TYPES.has(item?.type))) {
+    input.forEach(validateAnswer)
+    return { kind: 'answers', answers: cloneJson(input as PendingAnswer[], 'content') }
+  }
+  return { kind: 'content', content: validateContent(input) }
+}
+
+function validateAnswer(answer: unknown, index: number): void {
+  const at = `content[${index}]`
+  if (!isPlainObject(answer) || !ANSWER_TYPES.has(answer.type as string)) {
+    throw new ValidationError(`${at}: answers to pending tool calls cannot be mixed with other content.`)
+  }
+  if (typeof answer.toolUseId !== 'string' || answer.toolUseId === '') {
+    throw new ValidationError(`${at}.toolUseId must be the id of a pending tool call.`)
+  }
+  if (answer.type === 'tool_approval') {
+    if (typeof answer.approved !== 'boolean')
+      throw new ValidationError(`${at}.approved must be true or false.`)
+    if (answer.reason !== undefined && typeof answer.reason !== 'string') {
+      throw new ValidationError(`${at}.reason must be a string.`)
+    }
+  } else {
+    const content = answer.content
+    if (typeof content !== 'string' && !Array.isArray(content)) {
+      throw new ValidationError(`${at}.content must be a string or an array of content blocks.`)
+    }
+    if (Array.isArray(content)) content.forEach((block, i) => validateBlock(block, i, `${at}.content`))
+    if (answer.isError !== undefined && typeof answer.isError !== 'boolean') {
+      throw new ValidationError(`${at}.isError must be a boolean.`)
+    }
+  }
+}
+
+/**
+ * Checks content for a new user message and returns a JSON copy the session owns: a non-empty
+ * string, or a non-empty array of well-formed `text` and `image` blocks. Throws
+ * {@link ValidationError} naming the first problem. Nothing has been stored or sent when it throws.
  */
 export function validateContent(content: unknown): string | ContentBlock[] {
   if (typeof content === 'string') {
@@ -32,12 +79,12 @@ export function validateContent(content: unknown): string | ContentBlock[] {
     )
   }
   if (content.length === 0) throw new ValidationError('content must not be an empty array.')
-  content.forEach(validateBlock)
+  content.forEach((block, index) => validateBlock(block, index, 'content'))
   return cloneJson(content as ContentBlock[], 'content')
 }
 
-function validateBlock(block: unknown, index: number): void {
-  const at = `content[${index}]`
+function validateBlock(block: unknown, index: number, where: string): void {
+  const at = `${where}[${index}]`
   if (typeof block !== 'object' || block === null || Array.isArray(block)) {
     throw new ValidationError(
       `${at} must be a content block object such as { type: 'text', text }, got ${describe(block)}.`,
@@ -64,7 +111,7 @@ function validateBlock(block: unknown, index: number): void {
       throw new ValidationError(`${at}: '${value.type}' blocks come from the model, not from a caller.`)
     case 'tool_result':
     case 'tool_approval':
-      throw new ValidationError(`${at}: a '${value.type}' answers a pending tool call, and none is pending.`)
+      throw new ValidationError(`${at}: answers to pending tool calls cannot be mixed with other content.`)
     default:
       throw new ValidationError(`${at}.type ${describe(value.type)} is unknown; use 'text' or 'image'.`)
   }
@@ -101,7 +148,7 @@ export function validateSendOptions(options: unknown): SendOptions {
   return options as SendOptions
 }
 
-/** Checks a list of tools: each needs a non-empty name, a JSON Schema object and an `execute` function. */
+/** Checks a list of tools: each needs a non-empty name; `inputSchema`, `execute`, `needsApproval` of their types. */
 export function validateTools(
   tools: unknown,
   what: string,
@@ -114,8 +161,14 @@ export function validateTools(
     const value = tool as Record<string, unknown>
     if (typeof value.name !== 'string' || value.name === '')
       throw fail(`${at}.name must be a non-empty string.`)
-    if (typeof value.execute !== 'function') throw fail(`${at} ('${value.name}') needs an execute function.`)
-    if (value.inputSchema !== undefined && !isPlainObject(value.inputSchema)) {
+    if (value.execute !== undefined && typeof value.execute !== 'function') {
+      throw fail(`${at}.execute ('${value.name}') must be a function (leave it out for a client tool).`)
+    }
+    const approval = value.needsApproval
+    if (approval !== undefined && typeof approval !== 'boolean' && typeof approval !== 'function') {
+      throw fail(`${at}.needsApproval ('${value.name}') must be a boolean or a function.`)
+    }
+    if (!isPlainObject(value.inputSchema)) {
       throw fail(`${at}.inputSchema ('${value.name}') must be a JSON Schema object.`)
     }
     if (value.description !== undefined && typeof value.description !== 'string') {

@@ -29,12 +29,13 @@ async function runTool(
   context: { sessionId: string; signal: AbortSignal; messages: readonly AnyMessage[] },
 ): Promise<ToolResultBlock> {
   if (!tool) {
-    return {
-      type: 'tool_result',
-      toolUseId: call.id,
-      content: [{ type: 'text', text: `Unknown tool: ${call.name}` }],
-      isError: true,
-    }
+    return errorResult(call.id, `Unknown tool: ${call.name}`)
+  }
+  if (!tool.execute) {
+    return errorResult(
+      call.id,
+      `${call.name} is a client tool: the application answers it with a tool_result.`,
+    )
   }
   try {
     const output = await tool.execute(call.input, {
@@ -48,6 +49,11 @@ async function runTool(
     const text = error instanceof Error ? error.message || error.name : String(error)
     return { type: 'tool_result', toolUseId: call.id, content: [{ type: 'text', text }], isError: true }
   }
+}
+
+/** A tool result with `isError: true` and one text block. */
+export function errorResult(toolUseId: string, text: string): ToolResultBlock {
+  return { type: 'tool_result', toolUseId, content: [{ type: 'text', text }], isError: true }
 }
 
 /** A string is a text block, content blocks are kept, any other value is JSON text. */

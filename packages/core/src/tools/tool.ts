@@ -1,7 +1,7 @@
 import type { ToolDefinition } from '../contracts/agent-adapter.js'
-import type { AnyMessage } from '../contracts/messages.js'
+import type { AnyMessage, ContentBlock } from '../contracts/messages.js'
 
-/** What a tool's `execute` receives beside its input. */
+/** What a tool's `execute` (and a `needsApproval` function) receives beside its input. */
 export interface ToolContext {
   sessionId: string
   /** The id of the tool call being answered. */
@@ -13,10 +13,60 @@ export interface ToolContext {
 }
 
 /**
- * A tool the model may call: a plain object. `execute` may return a string (a text block), a
- * `ContentBlock[]` (used as is) or any other JSON value (serialised to a text block); a throw
- * becomes a tool result with `isError: true`, never a failed send.
+ * A tool the model may call: a plain object.
+ *
+ * `execute` may return a string (a text block), a `ContentBlock[]` (used as is) or any other JSON
+ * value (serialised to a text block); a throw becomes a tool result with `isError: true`, never a
+ * failed send. A tool without `execute` is a **client tool**: the application answers it (a
+ * browser action, a question to the user) with a `tool_result` sent through `send`. With
+ * `needsApproval`, a call waits for a `tool_approval` answer before it runs (DESIGN §10.1).
  */
 export interface Tool<Input = unknown> extends ToolDefinition {
-  execute(input: Input, context: ToolContext): unknown
+  /** Runs the tool. Default is none: a client tool, answered by the application. */
+  execute?(input: Input, context: ToolContext): unknown
+  /**
+   * Whether a call must be approved before it runs: a boolean, or a function of the call's input
+   * (it should give the same answer for the same input, since pending calls are derived again
+   * after a restart). Default is `false`.
+   */
+  needsApproval?: boolean | ApprovalCheck<Input>
+}
+
+/**
+ * A `needsApproval` function. Declared as a method so that a `Tool<{ city: string }>` is still a
+ * `Tool` (method parameters are checked bivariantly).
+ */
+export type ApprovalCheck<Input> = {
+  check(input: Input, context: ToolContext): boolean | Promise<boolean>
+}['check']
+
+/** A tool call the session waits on: it needs approval, or it is a client tool. */
+export interface PendingToolCall {
+  toolUseId: string
+  name: string
+  input: unknown
+  kind: 'approval' | 'client'
+  /** The session whose model made the call: this session's id, or a sub-agent's. */
+  sessionId: string
+}
+
+/**
+ * The answer to a call that needs approval, sent through `send`/`stream` with the other answers.
+ * An approved call runs (with `input` instead of the model's input when given); a denied one
+ * becomes an `isError` result whose text gives `reason`.
+ */
+export interface ToolApproval {
+  type: 'tool_approval'
+  toolUseId: string
+  approved: boolean
+  reason?: string
+  input?: unknown
+}
+
+/** The answer to a client tool's call: its result, as the application produced it. */
+export interface ToolAnswer {
+  type: 'tool_result'
+  toolUseId: string
+  content: string | ContentBlock[]
+  isError?: boolean
 }

@@ -1,0 +1,175 @@
+import type { AnyMessage, ContentBlock, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
+import { ValidationError } from '../errors/validation-error.js'
+import { errorResult, runTools } from '../tools/run-tools.js'
+import type { PendingToolCall, Tool, ToolAnswer, ToolApproval } from '../tools/tool.js'
+import type { SessionEvent } from './session-events.js'
+import { toolCallsOf } from './tool-step.js'
+
+/** An answer to a pending call, as sent through `send`. */
+export type PendingAnswer = ToolApproval | ToolAnswer
+
+/** The batch a session waits on: the agent message whose calls have no results yet. */
+export interface WaitingBatch {
+  message: AnyMessage
+  calls: ToolUseBlock[]
+  pending: PendingToolCall[]
+}
+
+/** What a call needs before it runs: nothing (`undefined`), an approval, or the application's answer. */
+async function kindOf(
+  call: ToolUseBlock,
+  tool: Tool | undefined,
+  context: { sessionId: string; signal: AbortSignal; messages: readonly AnyMessage[] },
+): Promise<PendingToolCall['kind'] | undefined> {
+  if (tool === undefined) return undefined
+  if (tool.execute === undefined) return 'client'
+  const needsApproval = tool.needsApproval
+  if (typeof needsApproval === 'function') {
+    const answer = await needsApproval(call.input, { ...context, toolCallId: call.id })
+    return answer ? 'approval' : undefined
+  }
+  return needsApproval === true ? 'approval' : undefined
+}
+
+/**
+ * The calls of one model response that must wait (DESIGN §10.1): those of client tools and those
+ * that need approval. When any must wait, no call of the batch runs.
+ */
+export async function pendingCalls(
+  calls: ToolUseBlock[],
+  tools: Map<string, Tool>,
+  context: { sessionId: string; signal: AbortSignal; messages: readonly AnyMessage[] },
+): Promise<PendingToolCall[]> {
+  const pending: PendingToolCall[] = []
+  for (const call of calls) {
+    const kind = await kindOf(call, tools.get(call.name), context)
+    if (kind !== undefined) {
+      pending.push({
+        toolUseId: call.id,
+        name: call.name,
+        input: call.input,
+        kind,
+        sessionId: context.sessionId,
+      })
+    }
+  }
+  return pending
+}
+
+/**
+ * The batch the session waits on, derived from what is stored: the last message is an agent
+ * message with tool calls and nothing answered them. Works after a restart and from any process.
+ */
+export async function findWaitingBatch(
+  messages: readonly AnyMessage[],
+  tools: Map<string, Tool>,
+  context: { sessionId: string; signal: AbortSignal },
+): Promise<WaitingBatch | undefined> {
+  const last = messages[messages.length - 1]
+  if (last === undefined || last.type !== 'agent' || last.incomplete) return undefined
+  const calls = toolCallsOf(last)
+  if (calls.length === 0) return undefined
+  const pending = await pendingCalls(calls, tools, { ...context, messages })
+  return { message: last, calls, pending }
+}
+
+/**
+ * Checks answers against the batch: every pending call answered exactly once, with the kind of
+ * answer it needs, and no answer for anything else. Throws {@link ValidationError}; nothing has
+ * been written when it does.
+ */
+export function checkAnswers(
+  answers: PendingAnswer[],
+  batch: WaitingBatch | undefined,
+): Map<string, PendingAnswer> {
+  if (batch === undefined || batch.pending.length === 0) {
+    throw new ValidationError(
+      'Nothing is pending: tool_approval and tool_result answers need a waiting session.',
+    )
+  }
+  const byId = new Map<string, PendingAnswer>()
+  const pending = new Map(batch.pending.map((call) => [call.toolUseId, call]))
+  for (const answer of answers) {
+    const call = pending.get(answer.toolUseId)
+    if (call === undefined) {
+      throw new ValidationError(`No pending tool call has the id '${answer.toolUseId}'.`)
+    }
+    if (byId.has(answer.toolUseId))
+      throw new ValidationError(`Tool call '${answer.toolUseId}' is answered twice.`)
+    const expected = call.kind === 'approval' ? 'tool_approval' : 'tool_result'
+    if (answer.type !== expected) {
+      throw new ValidationError(
+        `Tool call '${answer.toolUseId}' (${call.name}) needs a '${expected}' answer.`,
+      )
+    }
+    byId.set(answer.toolUseId, answer)
+  }
+  const missing = batch.pending.filter((call) => !byId.has(call.toolUseId))
+  if (missing.length > 0) {
+    throw new ValidationError(
+      `Every pending tool call needs an answer; missing: ${missing.map((call) => `'${call.toolUseId}' (${call.name})`).join(', ')}.`,
+    )
+  }
+  return byId
+}
+
+/**
+ * Runs an answered batch: approved and ordinary calls run together (in parallel), a denial becomes
+ * an `isError` result giving the reason, a client tool's answer is its result. Results come back
+ * in call order, for one `tool` message.
+ */
+export async function runAnsweredBatch(
+  batch: WaitingBatch,
+  answers: Map<string, PendingAnswer>,
+  tools: Map<string, Tool>,
+  context: {
+    sessionId: string
+    signal: AbortSignal
+    messages: readonly AnyMessage[]
+    emit(event: SessionEvent): void
+  },
+): Promise<ToolResultBlock[]> {
+  const toRun: ToolUseBlock[] = []
+  const fixed = new Map<string, ToolResultBlock>()
+  for (const call of batch.calls) {
+    const answer = answers.get(call.id)
+    if (answer === undefined) toRun.push(call)
+    else if (answer.type === 'tool_result') fixed.set(call.id, clientResult(answer))
+    else if (!answer.approved) {
+      const reason = answer.reason?.trim()
+      fixed.set(
+        call.id,
+        errorResult(call.id, `The user denied this tool call${reason ? `: ${reason}` : '.'}`),
+      )
+    } else toRun.push(answer.input === undefined ? call : { ...call, input: answer.input })
+  }
+  for (const result of fixed.values()) context.emit(resultEvent(result))
+  const ran = await runTools(toRun, tools, {
+    sessionId: context.sessionId,
+    signal: context.signal,
+    messages: context.messages,
+    onResult: (result) => context.emit(resultEvent(result)),
+  })
+  const byId = new Map(ran.map((result) => [result.toolUseId, result]))
+  return batch.calls.map((call) => fixed.get(call.id) ?? byId.get(call.id)!)
+}
+
+/** Results for a batch the user did not answer but replied to with ordinary content. */
+export function repliedInstead(batch: WaitingBatch): ToolResultBlock[] {
+  return batch.calls.map((call) =>
+    errorResult(call.id, 'Not run: the user replied with a message instead of answering this tool call.'),
+  )
+}
+
+function clientResult(answer: ToolAnswer): ToolResultBlock {
+  const content: string | ContentBlock[] = answer.content
+  return answer.isError === true
+    ? { type: 'tool_result', toolUseId: answer.toolUseId, content, isError: true }
+    : { type: 'tool_result', toolUseId: answer.toolUseId, content }
+}
+
+function resultEvent(result: ToolResultBlock): SessionEvent {
+  return result.isError
+    ? { type: 'tool-result', toolUseId: result.toolUseId, content: result.content, isError: true }
+    : { type: 'tool-result', toolUseId: result.toolUseId, content: result.content }
+}

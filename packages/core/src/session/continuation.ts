@@ -1,0 +1,56 @@
+import type { AnyMessage, ContentBlock } from '../contracts/messages.js'
+
+/** Where a model request picks the conversation up: its prompt, and how much history comes before it. */
+export interface Continuation {
+  prompt: string | ContentBlock[]
+  /** The index in the history of the message that `prompt` is; the history sent is everything before it. */
+  historyEnd: number
+}
+
+/**
+ * Where `session.retry()` starts again (DESIGN §10.2): from the last user message without storing
+ * it again, or — when tool steps of that exchange completed — from the last tool results. An
+ * incomplete reply after that point stays stored but is left out of the model's history. Returns
+ * `undefined` when there is no user message to retry.
+ */
+export function continuationForRetry(messages: readonly AnyMessage[]): Continuation | undefined {
+  let user = -1
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.type === 'user') {
+      user = i
+      break
+    }
+  }
+  if (user === -1) return undefined
+  let continuation: Continuation = { prompt: messages[user]!.content, historyEnd: user }
+  for (let i = user + 1; i < messages.length; i++) {
+    const message = messages[i]!
+    if (message.type === 'tool') continuation = { prompt: message.content, historyEnd: i }
+  }
+  return continuation
+}
+
+/**
+ * The first `end` messages as the model should see them. A partial reply kept after an abort or
+ * error stays (the model said it) without tool calls that never got results, which providers
+ * reject — unless a retry replaced it (another agent message follows it directly): then it is
+ * left out.
+ */
+export function historyForModel(messages: readonly AnyMessage[], end: number): AnyMessage[] {
+  const result: AnyMessage[] = []
+  for (let i = 0; i < end; i++) {
+    const message = messages[i]!
+    if (!message.incomplete) {
+      result.push(message)
+      continue
+    }
+    if (message.type === 'agent' && messages[i + 1]?.type === 'agent') continue
+    if (!Array.isArray(message.content)) {
+      result.push(message)
+      continue
+    }
+    const content = message.content.filter((block) => block.type !== 'tool_use')
+    if (content.length > 0) result.push({ ...message, content })
+  }
+  return result
+}
