@@ -26,12 +26,19 @@ export type {
   ListSessionsQuery,
   SessionData,
 } from './contracts/agent-persister.js'
+export type {
+  DeleteSessionsQuery,
+  MetadataFilter,
+  SessionForkOrigin,
+  SessionScope,
+} from './contracts/agent-persister.js'
 export type { SessionFactory } from './contracts/session-factory.js'
 export type {
   AnyMessage,
   ContentBlock,
   ImageBlock,
   JsonValue,
+  MessageCompaction,
   MessageType,
   ProviderMetadata,
   StopReason,
@@ -76,6 +83,14 @@ export type { Durability, SessionRuntimeOptions } from './session/session-runtim
 export { compareByActivity, InMemoryPersister } from './persistence/in-memory-persister.js'
 export { cloneJson } from './persistence/json-copy.js'
 export { validateMessage, validatePaging, validateSessionData } from './persistence/validate.js'
+export type { InMemoryPersisterOptions } from './persistence/in-memory-persister.js'
+export {
+  validateClaimArguments,
+  validateDeleteSessionsQuery,
+  validateListQuery,
+  validateMessagesQuery,
+  validateReleaseArguments,
+} from './persistence/validate.js'
 
 // Tools, retry, utilities
 export type { Tool, ToolContext } from './tools/tool.js'
