@@ -12,6 +12,8 @@ export type {
 export { createAgent } from './agent/create-agent.js'
 export { SessionManager } from './agent/session-manager.js'
 export type { SessionManagerOptions } from './agent/session-manager.js'
+export { DEFAULT_RETENTION_INTERVAL_MS, pruneSessions, startRetention } from './agent/prune-sessions.js'
+export type { PruneSessionsOptions, RetentionOptions, RetentionTimer } from './agent/prune-sessions.js'
 
 // Contracts
 export type {
@@ -72,6 +74,8 @@ export { ValidationError } from './errors/validation-error.js'
 export { BaseSession } from './session/base-session.js'
 export { DefaultSessionFactory } from './session/default-session-factory.js'
 export { WriteQueue } from './session/write-queue.js'
+export { DEFAULT_LEASE_TTL_MS, SessionLease } from './session/session-lease.js'
+export type { SessionLeaseOptions } from './session/session-lease.js'
 export type { WriteQueueOptions } from './session/write-queue.js'
 export { assertTransition, canTransition, SESSION_TRANSITIONS } from './session/session-state.js'
 export type { SessionState } from './session/session-state.js'
