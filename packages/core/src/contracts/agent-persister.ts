@@ -95,8 +95,8 @@ export interface GetMessagesQuery {
   beforeSeq?: number
   /**
    * At most this many: the first ones after `afterSeq`, or the last ones before `beforeSeq` when
-   * that is given. `0` returns `[]`; a negative or non-integer limit rejects with `VALIDATION`.
-   * Default is no limit.
+   * that is given (the latest page of a session: `{ beforeSeq: Number.MAX_SAFE_INTEGER, limit }`).
+   * `0` returns `[]`; a negative or non-integer limit rejects with `VALIDATION`. Default is no limit.
    */
   limit?: number
 }

@@ -124,7 +124,11 @@ describe('InMemoryPersister v2 queries', () => {
     expect(await seqs({ beforeSeq: 0, limit: 5 })).toEqual([])
     expect(await seqs({ afterSeq: 1, beforeSeq: 5, limit: 2 })).toEqual([3, 4])
     expect(await seqs({ afterSeq: 3, beforeSeq: 2 })).toEqual([])
-    await expect(persister.getMessages('s', { beforeSeq: 1.5 })).rejects.toMatchObject({ code: 'VALIDATION' })
+    expect(await seqs({ beforeSeq: 2.5, limit: 1 })).toEqual([2])
+    expect(await seqs({ afterSeq: 2.5, limit: 1 })).toEqual([3])
+    await expect(persister.getMessages('s', { beforeSeq: Number.NaN })).rejects.toMatchObject({
+      code: 'VALIDATION',
+    })
   })
 
   it('filters listings by states, one metadata key, and leaves children out unless asked', async () => {

@@ -143,7 +143,7 @@ export class InMemoryPersister implements AgentPersister {
     this.#assertOpen()
     validateMessagesQuery(query)
     const messages = this.#sessions.get(sessionId)?.messages ?? []
-    let start = query.afterSeq === undefined ? 0 : lowerBound(messages, query.afterSeq + 1)
+    let start = query.afterSeq === undefined ? 0 : upperBound(messages, query.afterSeq)
     let end = query.beforeSeq === undefined ? messages.length : lowerBound(messages, query.beforeSeq)
     if (end < start) end = start
     if (query.limit !== undefined) {
@@ -256,6 +256,18 @@ export function compareByActivity(a: SessionData, b: SessionData): number {
   if (a.lastActivity !== b.lastActivity) return a.lastActivity < b.lastActivity ? 1 : -1
   if (a.id === b.id) return 0
   return a.id < b.id ? 1 : -1
+}
+
+/** The first index whose seq is > `seq`. */
+function upperBound(messages: AnyMessage[], seq: number): number {
+  let low = 0
+  let high = messages.length
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if (messages[mid]!.seq <= seq) low = mid + 1
+    else high = mid
+  }
+  return low
 }
 
 /** The first index whose seq is >= `seq`. */

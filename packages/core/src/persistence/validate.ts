@@ -101,16 +101,16 @@ export function validatePaging(value: number | undefined, what: string): void {
   }
 }
 
-/** Checks an optional seq bound (`afterSeq`, `beforeSeq`): an integer or absent. */
+/** Checks an optional seq bound (`afterSeq`, `beforeSeq`): a number (not `NaN`) or absent. */
 function validateSeqBound(value: number | undefined, what: string): void {
-  if (value !== undefined && !Number.isSafeInteger(value)) {
-    throw new ValidationError(`${what} must be an integer, got ${String(value)}.`)
+  if (value !== undefined && (typeof value !== 'number' || Number.isNaN(value))) {
+    throw new ValidationError(`${what} must be a number, got ${String(value)}.`)
   }
 }
 
 /**
  * Checks a {@link GetMessagesQuery}: `limit` a non-negative integer, `afterSeq` and `beforeSeq`
- * integers, each or absent. Throws {@link ValidationError} otherwise.
+ * numbers (not `NaN`; `1.5` means between 1 and 2), each or absent. Throws {@link ValidationError} otherwise.
  */
 export function validateMessagesQuery(query: GetMessagesQuery): void {
   if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
