@@ -2,7 +2,6 @@
 -- PostgreSQL database dump
 --
 
-\restrict rNzulUcgxWQyOxuS8q1tL0XkxvJPF8Ysj6YDQTttjjzjVEgDpdDiDEvHfGuwr7T
 
 -- Dumped from database version 15.20 (Debian 15.20-0+deb12u1)
 -- Dumped by pg_dump version 15.20 (Debian 15.20-0+deb12u1)
@@ -211,5 +210,4 @@ ALTER TABLE ONLY agentx_v1_fixture.messages
 -- PostgreSQL database dump complete
 --
 
-\unrestrict rNzulUcgxWQyOxuS8q1tL0XkxvJPF8Ysj6YDQTttjjzjVEgDpdDiDEvHfGuwr7T
 
