@@ -57,6 +57,7 @@ export { ValidationError } from './errors/validation-error.js'
 
 // The store that is always there
 export { InMemoryPersister } from './persistence/in-memory-persister.js'
+export type { InMemoryPersisterOptions } from './persistence/in-memory-persister.js'
 
 // --- Plugin authors -----------------------------------------------------------------------------
 
@@ -69,9 +70,13 @@ export type {
 } from './contracts/agent-adapter.js'
 export type {
   AgentPersister,
+  DeleteSessionsQuery,
   GetMessagesQuery,
   ListSessionsQuery,
+  MetadataFilter,
   SessionData,
+  SessionForkOrigin,
+  SessionScope,
 } from './contracts/agent-persister.js'
 export type { SessionFactory, SessionInit } from './contracts/session-factory.js'
 export type { SessionRuntimeOptions } from './session/session-runtime-options.js'
@@ -94,5 +99,14 @@ export { backoffDelay, DEFAULT_RETRY } from './retry/retry-options.js'
 // Helpers for persisters
 export { compareByActivity } from './persistence/in-memory-persister.js'
 export { cloneJson } from './persistence/json-copy.js'
-export { validateMessage, validatePaging, validateSessionData } from './persistence/validate.js'
+export {
+  validateClaimArguments,
+  validateDeleteSessionsQuery,
+  validateListQuery,
+  validateMessage,
+  validateMessagesQuery,
+  validatePaging,
+  validateReleaseArguments,
+  validateSessionData,
+} from './persistence/validate.js'
 export { uuidv7 } from './util/uuid-v7.js'

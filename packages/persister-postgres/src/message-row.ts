@@ -29,6 +29,8 @@ export interface MessageRow {
   tool_result: string | null
   metadata: string | null
   extra: string | null
+  agent_name: string | null
+  compaction: string | null
 }
 
 /** A message row as read back (jsonb and bigint columns selected as text). */
@@ -43,6 +45,8 @@ export interface MessageReadRow {
   incomplete: boolean | string | null
   metadata: string | null
   extra: string | null
+  agent_name: string | null
+  compaction: string | null
 }
 
 const KNOWN_FIELDS: ReadonlySet<string> = new Set([
@@ -56,6 +60,8 @@ const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'stopReason',
   'incomplete',
   'metadata',
+  'agentName',
+  'compaction',
 ])
 
 /** Builds the row of a message that `validateMessage` has checked and copied. */
@@ -87,6 +93,8 @@ export function toMessageRow(message: AnyMessage): MessageRow {
     tool_result: null,
     metadata: message.metadata === undefined ? null : encodeJson(message.metadata),
     extra: extraFields(message, KNOWN_FIELDS),
+    agent_name: message.agentName === undefined ? null : fieldText(message.agentName, 'message.agentName'),
+    compaction: message.compaction === undefined ? null : encodeJson(message.compaction),
   }
   deriveToolColumns(message.content, row)
   return row
@@ -108,6 +116,9 @@ export function fromMessageRow(row: MessageReadRow, sessionId: string): AnyMessa
   // A pool with its own type parsers may return booleans as 't' / 'f'.
   if (row.incomplete !== null) message.incomplete = row.incomplete === true || row.incomplete === 't'
   if (row.metadata !== null) message.metadata = decodeJson(row.metadata) as Record<string, unknown>
+  if (row.agent_name !== null) message.agentName = decodeText(row.agent_name)
+  if (row.compaction !== null)
+    message.compaction = decodeJson(row.compaction) as NonNullable<AnyMessage['compaction']>
   return applyExtra(message, row.extra)
 }
 

@@ -2,7 +2,7 @@ import { createAgent, type Session } from '@agentx/core'
 import { ScriptedAdapter, textTurn } from '@agentx/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { adminPool, dropSchema, freshSchema, TEST_DATABASE_URL } from '../test/test-database.js'
-import { PostgresPersister } from './index.js'
+import { POSTGRES_MIGRATIONS, PostgresPersister } from './index.js'
 
 const admin = adminPool()
 afterAll(() => admin.end())
@@ -84,9 +84,9 @@ describe('PostgresPersister shared by several processes', () => {
         )
         expect(rows).toEqual([{ messages: expected.length * 2, positions: expected.length * 2 }])
         const { rows: migrations } = await admin.query(
-          `select version from "${schema}".agentx_schema_migrations`,
+          `select version from "${schema}".agentx_schema_migrations order by version`,
         )
-        expect(migrations).toHaveLength(1)
+        expect(migrations).toEqual(POSTGRES_MIGRATIONS.map((migration) => ({ version: migration.version })))
 
         // A third process sees the others' sessions, history included.
         const third = createAgent(

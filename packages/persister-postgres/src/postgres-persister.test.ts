@@ -151,8 +151,14 @@ describe('PostgresPersister storage', () => {
       store.schema,
     )
     expect(tables.map((row) => row.table_name)).toEqual(['agentx_schema_migrations', 'messages', 'sessions'])
-    expect(await rows(store, 'select version, name from $schema.agentx_schema_migrations')).toEqual([
-      { version: POSTGRES_SCHEMA_VERSION, name: 'initial schema' },
+    expect(
+      await rows(store, 'select version, name from $schema.agentx_schema_migrations order by version'),
+    ).toEqual([
+      { version: 1, name: 'initial schema' },
+      {
+        version: POSTGRES_SCHEMA_VERSION,
+        name: 'storage v2: agent names, child sessions, forks, compaction, leases',
+      },
     ])
     const [minimalRow] = await rows(store, `select * from $schema.sessions where id = 'minimal'`)
     expect(minimalRow).toMatchObject({
@@ -398,9 +404,9 @@ describe('PostgresPersister migrations and pools', () => {
     )
     try {
       await Promise.all(persisters.map((p, index) => p.saveSession(session(`s${index}`))))
-      expect(await rows(schema, 'select version from $schema.agentx_schema_migrations')).toEqual([
-        { version: POSTGRES_SCHEMA_VERSION },
-      ])
+      expect(
+        await rows(schema, 'select version from $schema.agentx_schema_migrations order by version'),
+      ).toEqual([{ version: 1 }, { version: POSTGRES_SCHEMA_VERSION }])
       expect((await persisters[0]!.getAllSessions()).length).toBe(10)
     } finally {
       await Promise.all(persisters.map((p) => p.close()))

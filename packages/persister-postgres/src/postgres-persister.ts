@@ -2,20 +2,25 @@ import type {
   AgentError,
   AgentPersister,
   AnyMessage,
+  DeleteSessionsQuery,
   GetMessagesQuery,
   ListSessionsQuery,
   Logger,
   RetryOptions,
   SessionData,
+  SessionScope,
 } from '@agentx/core'
 import {
   backoffDelay,
   ConfigurationError,
   NotFoundError,
   PersistenceError,
-  ValidationError,
+  validateClaimArguments,
+  validateDeleteSessionsQuery,
+  validateListQuery,
   validateMessage,
-  validatePaging,
+  validateMessagesQuery,
+  validateReleaseArguments,
   validateSessionData,
 } from '@agentx/core'
 import { Kysely, PostgresDialect } from 'kysely'
@@ -26,9 +31,9 @@ import { runMigrations } from './migrations/run-migrations.js'
 import { openPostgresPool } from './open-postgres-pool.js'
 import type { PgPool } from './pg-pool.js'
 import type { Database } from './postgres-schema.js'
-import { PostgresStatements } from './postgres-statements.js'
+import { PostgresStatements, type SessionFilters } from './postgres-statements.js'
 import { fromSessionRow, toSessionRow } from './session-row.js'
-import { keyText } from './text-fields.js'
+import { encodeJson, keyText } from './text-fields.js'
 import { canRunBeside, planWriteStep, type Settle, type WriteJob, type WriteStep } from './write-step.js'
 
 /** Options of {@link PostgresPersister}. Give exactly one of `connectionString` and `pool`. */
@@ -83,7 +88,7 @@ export interface PostgresPersisterOptions {
   logger?: Logger
 }
 
-type Outcome = { job: WriteJob; error?: AgentError }
+type Outcome = { job: WriteJob; error?: AgentError; value?: unknown }
 
 /** 1–63 ASCII letters, digits, `_`, `$` or `-`; always quoted in SQL, so case and `-` are kept. */
 const SCHEMA_NAME = /^[A-Za-z0-9_$-]{1,63}$/
@@ -216,16 +221,20 @@ export class PostgresPersister implements AgentPersister {
 
   listSessions(query: ListSessionsQuery = {}): Promise<SessionData[]> {
     return this.#read('list sessions', () => {
-      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
-      validatePaging(query.limit, 'limit')
-      validatePaging(query.offset, 'offset')
-      const filters: { userId?: string; appName?: string; state?: string } = {}
+      const states = validateListQuery(query)
+      const filters: SessionFilters = { withoutChildren: query.includeChildren !== true }
       if (query.userId !== undefined) filters.userId = keyText(query.userId, 'query.userId')
       if (query.appName !== undefined) filters.appName = keyText(query.appName, 'query.appName')
-      if (query.state !== undefined) filters.state = keyText(query.state, 'query.state')
+      if (states !== undefined) filters.states = states.map((state) => keyText(state, 'query.state'))
+      if (query.metadata !== undefined) {
+        filters.metadata = {
+          key: keyText(query.metadata.key, 'query.metadata.key'),
+          json: encodeJson(query.metadata.value),
+        }
+      }
       const { limit, offset } = query
       return async (statements) => {
-        if (limit === 0) return []
+        if (limit === 0 || states?.length === 0) return []
         const rows = await statements.selectSessions(filters, limit ?? null, offset ?? 0)
         return rows.map(fromSessionRow)
       }
@@ -238,7 +247,10 @@ export class PostgresPersister implements AgentPersister {
       return {
         kind: 'task',
         action: 'delete a session',
-        run: (statements) => statements.deleteSession(key),
+        // Child sessions go with their parent.
+        run: async (statements) => {
+          await statements.deleteSessionTrees({ id: key })
+        },
         ...settle,
       }
     })
@@ -260,17 +272,24 @@ export class PostgresPersister implements AgentPersister {
   getMessages(sessionId: string, query: GetMessagesQuery = {}): Promise<AnyMessage[]> {
     return this.#read('read messages', () => {
       const key = keyText(sessionId, 'sessionId')
-      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
-      validatePaging(query.limit, 'limit')
-      const { afterSeq, limit } = query
-      if (afterSeq !== undefined && (typeof afterSeq !== 'number' || Number.isNaN(afterSeq))) {
-        throw new ValidationError(`afterSeq must be a number, got ${String(afterSeq)}.`)
-      }
+      validateMessagesQuery(query)
+      const { afterSeq, beforeSeq, limit } = query
       return async (statements) => {
-        // Every stored seq is a safe integer >= 0: seq > 2.5 is seq > 2, and nothing is above MAX_SAFE_INTEGER.
-        if (limit === 0 || (afterSeq !== undefined && afterSeq >= Number.MAX_SAFE_INTEGER)) return []
-        const after = afterSeq === undefined ? -1 : Math.max(-1, Math.floor(afterSeq))
-        const rows = await statements.selectMessages(key, after, limit ?? null)
+        if (limit === 0) return []
+        // Every stored seq is a safe integer >= 0: seq > 2.5 is seq > 2, seq < 2.5 is seq < 3, and
+        // the bounds are clamped to what a bigint parameter holds.
+        const after =
+          afterSeq === undefined ? -1 : Math.min(MAX_SEQ_BOUND, Math.max(-1, Math.floor(afterSeq)))
+        const before =
+          beforeSeq === undefined ? MAX_SEQ_BOUND : Math.max(0, Math.min(MAX_SEQ_BOUND, Math.ceil(beforeSeq)))
+        if (after >= before - 1) return []
+        const rows = await statements.selectMessages(
+          key,
+          after,
+          before,
+          limit ?? null,
+          beforeSeq !== undefined,
+        )
         const messages: AnyMessage[] = new Array(rows.length)
         for (let index = 0; index < rows.length; index++)
           messages[index] = fromMessageRow(rows[index]!, sessionId)
@@ -286,6 +305,86 @@ export class PostgresPersister implements AgentPersister {
         kind: 'task',
         action: 'delete messages',
         run: (statements) => statements.deleteMessages(key),
+        ...settle,
+      }
+    })
+  }
+
+  /**
+   * Claims the lease on a session (capability `leases`): one conditional `UPDATE … RETURNING` on
+   * the server's clock, so processes on several machines agree on when a lease ends, and no lock
+   * is held between statements. It runs at once on a pool connection rather than behind queued
+   * writes, so a renewal never waits for a burst of messages; a claim that finds no session while
+   * writes are pending waits for them (one may create it) and tries again. A lost connection is
+   * retried like any statement: claiming again is harmless for the same owner.
+   */
+  claimSession(id: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.#lease('claim a session', () => {
+      validateClaimArguments(id, owner, ttlMs)
+      const key = keyText(id, 'id')
+      const holder = keyText(owner, 'owner')
+      const pendingBefore = this.#nextIndex
+      return async (statements) => {
+        const claimed = await statements.claimLease(key, holder, ttlMs)
+        if (claimed !== undefined) return claimed
+        if (this.#lowestPendingWrite() < pendingBefore) {
+          await this.#writesBefore(pendingBefore)
+          const again = await this.#withRetry('claim a session', () =>
+            statements.claimLease(key, holder, ttlMs),
+          )
+          if (again !== undefined) return again
+        }
+        throw new NotFoundError(`Cannot claim session ${id}: it does not exist.`)
+      }
+    })
+  }
+
+  /** Releases `owner`'s lease on a session; anything else is a no-op (capability `leases`). */
+  releaseSession(id: string, owner: string): Promise<void> {
+    return this.#lease('release a session', () => {
+      validateReleaseArguments(id, owner)
+      const key = keyText(id, 'id')
+      const holder = keyText(owner, 'owner')
+      return (statements) => statements.releaseLease(key, holder)
+    })
+  }
+
+  /**
+   * Marks `interrupted` every `active` session of the scope without a live lease, in one
+   * statement (capability `leases`); resolves to how many. Runs in call order with the writes.
+   */
+  markInterrupted(scope: SessionScope = {}): Promise<number> {
+    return this.#write<number>('mark interrupted sessions', (settle) => {
+      validateListQuery(scope)
+      const userId = scope.userId === undefined ? undefined : keyText(scope.userId, 'scope.userId')
+      const appName = scope.appName === undefined ? undefined : keyText(scope.appName, 'scope.appName')
+      return {
+        kind: 'task',
+        action: 'mark interrupted sessions',
+        run: (statements) => statements.markInterrupted(userId, appName),
+        ...settle,
+      }
+    })
+  }
+
+  /**
+   * Deletes the sessions retention selects, with their messages and child sessions (capability
+   * `retention`), at most 500 selected sessions per statement; resolves to how many sessions were
+   * removed. Runs in call order with the writes.
+   */
+  deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+    return this.#write<number>('delete sessions', (settle) => {
+      const { lastActivityBefore, states, userId, appName } = validateDeleteSessionsQuery(query)
+      const roots = {
+        lastActivityBefore,
+        ...(states === undefined ? {} : { states: states.map((state) => keyText(state, 'states')) }),
+        ...(userId === undefined ? {} : { userId: keyText(userId, 'query.userId') }),
+        ...(appName === undefined ? {} : { appName: keyText(appName, 'query.appName') }),
+      }
+      return {
+        kind: 'task',
+        action: 'delete sessions',
+        run: async (statements) => (states?.length === 0 ? 0 : statements.deleteSessionTrees(roots)),
         ...settle,
       }
     })
@@ -340,12 +439,40 @@ export class PostgresPersister implements AgentPersister {
     })
   }
 
-  /** Queues a write built (validated and copied) now by `build`. */
-  #write(action: string, build: (settle: Settle & { index: number }) => WriteJob): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /**
+   * Runs a lease statement at once (after the schema is ready), beside the write queue.
+   * `prepare` validates now, so bad input rejects at once.
+   */
+  #lease<T>(action: string, prepare: () => (statements: PostgresStatements) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       try {
         this.#assertOpen()
-        this.#queue.push(build({ resolve: () => resolve(), reject, index: this.#nextIndex }))
+        const run = prepare()
+        const call = (async () => {
+          await this.#ready()
+          return this.#withRetry(action, () => run(this.#statements))
+        })()
+        this.#reads.add(call)
+        call.then(resolve, (error: unknown) => reject(mapPostgresError(error, action, this.server)))
+        call.then(
+          () => this.#reads.delete(call),
+          () => this.#reads.delete(call),
+        )
+      } catch (error) {
+        reject(mapPostgresError(error, action, this.server))
+      }
+    })
+  }
+
+  /**
+   * Queues a write built (validated and copied) now by `build`. Resolves to what a task's `run`
+   * resolved to, `undefined` for upserts.
+   */
+  #write<T = void>(action: string, build: (settle: Settle & { index: number }) => WriteJob): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      try {
+        this.#assertOpen()
+        this.#queue.push(build({ resolve: (value) => resolve(value as T), reject, index: this.#nextIndex }))
         this.#nextIndex++
         // setImmediate (not a microtask): calls made anywhere in this turn of the event loop, across
         // any number of promise chains, join the same batch.
@@ -441,8 +568,8 @@ export class PostgresPersister implements AgentPersister {
     this.#running.splice(this.#running.indexOf(step), 1)
     // Jobs settle together once the whole step is done, so a read issued after any of them also
     // sees the others.
-    for (const { job, error } of outcomes) {
-      if (error === undefined) job.resolve(undefined)
+    for (const { job, error, value } of outcomes) {
+      if (error === undefined) job.resolve(value)
       else job.reject(error)
     }
     this.#wakeReads()
@@ -453,8 +580,8 @@ export class PostgresPersister implements AgentPersister {
     const head = step.jobs[0]!
     if (head.kind === 'task') {
       try {
-        await this.#withRetry(head.action, () => head.run(this.#statements))
-        return [{ job: head }]
+        const value = await this.#withRetry(head.action, () => head.run(this.#statements))
+        return [{ job: head, value }]
       } catch (error) {
         return [{ job: head, error: mapPostgresError(error, head.action, this.server) }]
       }
@@ -565,6 +692,9 @@ export class PostgresPersister implements AgentPersister {
     }
   }
 }
+
+/** Above every stored seq (they are safe integers), and still a bigint parameter. */
+const MAX_SEQ_BOUND = 2 ** 53
 
 /** Creates a {@link PostgresPersister}. */
 export function createPostgresPersister(options: PostgresPersisterOptions): PostgresPersister {

@@ -34,6 +34,21 @@ export interface SessionsTable {
   metadata: JsonbColumn | null
   /** Properties no other column holds (from a newer `@agentx/core`), or `NULL`. */
   extra: JsonbColumn | null
+  /** The profile that answered last (`activeAgent`), or `NULL`. Since schema 2. */
+  active_agent: string | null
+  /** The parent of a child session (`parentSessionId`), or `NULL`; indexed. Since schema 2. */
+  parent_session_id: string | null
+  /** `parentToolUseId`, or `NULL`. Since schema 2. */
+  parent_tool_use_id: string | null
+  /** `forkedFrom` (`{ sessionId, seq }`), or `NULL`. Since schema 2. */
+  forked_from: JsonbColumn | null
+  /**
+   * The owner of the session's lease, or `NULL` when none was claimed or it was released. Never
+   * part of `SessionData`; written only by `claimSession`/`releaseSession`. Since schema 2.
+   */
+  lease_owner: Generated<string | null>
+  /** When the lease ends, on the server's clock, or `NULL`. Since schema 2. */
+  lease_expires_at: Generated<Date | null>
 }
 
 /**
@@ -71,6 +86,10 @@ export interface MessagesTable {
   metadata: JsonbColumn | null
   /** Like {@link SessionsTable.extra}. */
   extra: JsonbColumn | null
+  /** The profile that wrote the message (`agentName`), or `NULL`; indexed. Since schema 2. */
+  agent_name: string | null
+  /** `compaction` (`{ throughSeq }`), or `NULL`. Since schema 2. */
+  compaction: JsonbColumn | null
 }
 
 /** The `agentx_schema_migrations` table: one row per applied migration. */

@@ -28,6 +28,10 @@ export interface SessionRow {
   app_name: string | null
   metadata: string | null
   extra: string | null
+  active_agent: string | null
+  parent_session_id: string | null
+  parent_tool_use_id: string | null
+  forked_from: string | null
 }
 
 /** A session row as read back (jsonb columns selected as text). */
@@ -47,12 +51,17 @@ const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'userId',
   'appName',
   'metadata',
+  'activeAgent',
+  'parentSessionId',
+  'parentToolUseId',
+  'forkedFrom',
 ])
 
 /** Builds the row of a session that `validateSessionData` has checked and copied. */
 export function toSessionRow(session: SessionData): SessionRow {
-  const optional = (key: 'cwd' | 'model' | 'systemPrompt' | 'providerSessionId'): string | null =>
-    session[key] === undefined ? null : fieldText(session[key], `session.${key}`)
+  const optional = (
+    key: 'cwd' | 'model' | 'systemPrompt' | 'providerSessionId' | 'activeAgent' | 'parentToolUseId',
+  ): string | null => (session[key] === undefined ? null : fieldText(session[key], `session.${key}`))
   if (session.metadata !== undefined && (typeof session.metadata !== 'object' || session.metadata === null)) {
     throw new ValidationError('session.metadata must be an object.')
   }
@@ -72,6 +81,13 @@ export function toSessionRow(session: SessionData): SessionRow {
     app_name: session.appName === undefined ? null : keyText(session.appName, 'session.appName'),
     metadata: session.metadata === undefined ? null : encodeJson(session.metadata),
     extra: extraFields(session, KNOWN_FIELDS),
+    active_agent: optional('activeAgent'),
+    parent_session_id:
+      session.parentSessionId === undefined
+        ? null
+        : keyText(session.parentSessionId, 'session.parentSessionId'),
+    parent_tool_use_id: optional('parentToolUseId'),
+    forked_from: session.forkedFrom === undefined ? null : encodeJson(session.forkedFrom),
   }
 }
 
@@ -92,5 +108,10 @@ export function fromSessionRow(row: SessionReadRow): SessionData {
   if (row.user_id !== null) session.userId = decodeText(row.user_id)
   if (row.app_name !== null) session.appName = decodeText(row.app_name)
   if (row.metadata !== null) session.metadata = decodeJson(row.metadata) as Record<string, unknown>
+  if (row.active_agent !== null) session.activeAgent = decodeText(row.active_agent)
+  if (row.parent_session_id !== null) session.parentSessionId = decodeText(row.parent_session_id)
+  if (row.parent_tool_use_id !== null) session.parentToolUseId = decodeText(row.parent_tool_use_id)
+  if (row.forked_from !== null)
+    session.forkedFrom = decodeJson(row.forked_from) as NonNullable<SessionData['forkedFrom']>
   return applyExtra(session, row.extra)
 }

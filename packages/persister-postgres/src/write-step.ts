@@ -5,7 +5,8 @@ import type { SessionRow } from './session-row.js'
 
 /** How a queued call settles. */
 export interface Settle {
-  resolve: (value: undefined) => void
+  /** Receives what a task's `run` resolved to (`undefined` for upserts). */
+  resolve: (value: unknown) => void
   reject: (error: AgentError) => void
 }
 
@@ -13,7 +14,7 @@ export interface Settle {
 export type WriteJob = Settle & { index: number } & (
     | { kind: 'message'; row: MessageRow; key: string; seqKey: string }
     | { kind: 'session'; row: SessionRow }
-    | { kind: 'task'; action: string; run: (statements: PostgresStatements) => Promise<void> }
+    | { kind: 'task'; action: string; run: (statements: PostgresStatements) => Promise<unknown> }
   )
 
 /**

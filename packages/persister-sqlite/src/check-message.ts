@@ -30,6 +30,13 @@ function isPlainlyValid(sessionId: unknown, message: unknown): boolean {
   if (!Number.isSafeInteger(seq) || (seq as number) < 0 || !MESSAGE_TYPES.has(type)) return false
   if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) return false
   if (typeof content !== 'string' && !Array.isArray(content)) return false
+  const { agentName, compaction } = message as Partial<AnyMessage>
+  if (agentName !== undefined && typeof agentName !== 'string') return false
+  if (compaction !== undefined) {
+    if (typeof compaction !== 'object' || compaction === null) return false
+    const throughSeq = (compaction as { throughSeq?: unknown }).throughSeq
+    if (!Number.isSafeInteger(throughSeq) || (throughSeq as number) < 0) return false
+  }
   for (const key in message) {
     if (!Object.hasOwn(message, key)) return false
     const value = (message as Record<string, unknown>)[key]

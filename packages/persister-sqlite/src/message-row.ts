@@ -22,6 +22,8 @@ export const MESSAGE_COLUMNS = [
   'tool_result',
   'metadata',
   'extra',
+  'agent_name',
+  'compaction',
 ] as const
 
 /** A message row as written. */
@@ -42,6 +44,8 @@ export const MESSAGE_READ_COLUMNS = [
   'incomplete',
   'metadata',
   'extra',
+  'agent_name',
+  'compaction',
 ] as const
 
 /** A message row as read back: the values of {@link MESSAGE_READ_COLUMNS}, in order. */
@@ -56,6 +60,8 @@ export type MessageReadValues = [
   incomplete: number | null,
   metadata: string | null,
   extra: string | null,
+  agentName: string | null,
+  compaction: string | null,
 ]
 
 const KNOWN_FIELDS = new Set([
@@ -69,6 +75,8 @@ const KNOWN_FIELDS = new Set([
   'stopReason',
   'incomplete',
   'metadata',
+  'agentName',
+  'compaction',
 ])
 
 /**
@@ -100,6 +108,8 @@ export function toMessageRow(sessionId: string, message: AnyMessage): MessageRow
     tool_result: null,
     metadata: message.metadata === undefined ? null : JSON.stringify(message.metadata),
     extra: null,
+    agent_name: message.agentName === undefined ? null : extra.text('agentName', message.agentName),
+    compaction: message.compaction === undefined ? null : JSON.stringify(message.compaction),
   }
   deriveToolColumns(message.content, row)
   for (const key of Object.keys(message)) {
@@ -112,7 +122,20 @@ export function toMessageRow(sessionId: string, message: AnyMessage): MessageRow
 
 /** Rebuilds a message of session `sessionId` from its row: absent optional fields stay absent. */
 export function fromMessageValues(values: MessageReadValues, sessionId: string): AnyMessage {
-  const [id, seq, type, content, timestamp, usage, stopReason, incomplete, metadata, extra] = values
+  const [
+    id,
+    seq,
+    type,
+    content,
+    timestamp,
+    usage,
+    stopReason,
+    incomplete,
+    metadata,
+    extra,
+    agentName,
+    compaction,
+  ] = values
   const message: AnyMessage = {
     id,
     sessionId,
@@ -125,6 +148,9 @@ export function fromMessageValues(values: MessageReadValues, sessionId: string):
   if (stopReason !== null) message.stopReason = stopReason as NonNullable<AnyMessage['stopReason']>
   if (incomplete !== null) message.incomplete = incomplete === 1
   if (metadata !== null) message.metadata = JSON.parse(metadata) as Record<string, unknown>
+  if (agentName !== null) message.agentName = agentName
+  if (compaction !== null)
+    message.compaction = JSON.parse(compaction) as NonNullable<AnyMessage['compaction']>
   return extra === null ? message : applyExtra(message, extra)
 }
 

@@ -29,8 +29,19 @@ export interface SqliteConnection {
   readonly kysely: Kysely<Database>
   /** Upserts each row; returns, per row, `undefined` or the driver error that rejected it. */
   readonly writeMessages: (rows: readonly MessageRow[]) => unknown[]
-  /** A session's messages with `seq > afterSeq`, by seq, at most `limit` (`-1`: all). */
-  readonly readMessages: (sessionId: string, afterSeq: number, limit: number) => AnyMessage[]
+  /**
+   * A session's messages with `afterSeq < seq < beforeSeq`, by seq, at most `limit` (`-1`: all):
+   * the first ones, or with `fromEnd` the last ones (still returned in seq order).
+   */
+  readonly readMessages: (
+    sessionId: string,
+    afterSeq: number,
+    beforeSeq: number,
+    limit: number,
+    fromEnd: boolean,
+  ) => AnyMessage[]
+  /** The lease statements, each one atomic statement (see {@link prepareLeases}). */
+  readonly leases: SqliteLeases
   /** Closes the connection (checkpointing the WAL). Idempotent. */
   close(): Promise<void>
 }
@@ -95,6 +106,7 @@ export function openSqliteDatabase(options: OpenSqliteDatabaseOptions): SqliteCo
       kysely,
       writeMessages: prepareWriteMessages(database, kysely),
       readMessages: prepareReadMessages(database, kysely),
+      leases: prepareLeases(database),
       async close() {
         // Kysely closes the database only if it ever used it; close it here otherwise.
         await kysely.destroy()
@@ -175,23 +187,39 @@ const READ_CHUNK = 500
 function prepareReadMessages(
   database: BetterSqlite3.Database,
   kysely: Kysely<Database>,
-): (sessionId: string, afterSeq: number, limit: number) => AnyMessage[] {
-  const compiled = kysely
-    .selectFrom('messages')
-    .select(MESSAGE_READ_COLUMNS)
-    .where('session_id', '=', '')
-    .where('seq', '>', 0)
-    .orderBy('seq', 'asc')
-    .limit(0)
-    .compile()
-  const select = database.prepare(compiled.sql).raw(true)
-  const read = (sessionId: string, afterSeq: number, limit: number): AnyMessage[] => {
+): (sessionId: string, afterSeq: number, beforeSeq: number, limit: number, fromEnd: boolean) => AnyMessage[] {
+  const query = (direction: 'asc' | 'desc') =>
+    kysely
+      .selectFrom('messages')
+      .select(MESSAGE_READ_COLUMNS)
+      .where('session_id', '=', '')
+      .where('seq', '>', 0)
+      .where('seq', '<', 0)
+      .orderBy('seq', direction)
+      .limit(0)
+      .compile()
+  const forward = database.prepare(query('asc').sql).raw(true)
+  // The last `limit` messages before a seq: read backwards on the (session_id, seq) index.
+  const backward = database.prepare(query('desc').sql).raw(true)
+  const read = (
+    sessionId: string,
+    afterSeq: number,
+    beforeSeq: number,
+    limit: number,
+    fromEnd: boolean,
+  ): AnyMessage[] => {
     const messages: AnyMessage[] = []
+    if (fromEnd && limit >= 0) {
+      const rows = backward.all(sessionId, afterSeq, beforeSeq, limit) as MessageReadValues[]
+      for (let index = rows.length - 1; index >= 0; index--)
+        messages.push(fromMessageValues(rows[index]!, sessionId))
+      return messages
+    }
     let after = afterSeq
     for (;;) {
       const wanted = limit < 0 ? READ_CHUNK : Math.min(READ_CHUNK, limit - messages.length)
       if (wanted === 0) return messages
-      const rows = select.all(sessionId, after, wanted) as MessageReadValues[]
+      const rows = forward.all(sessionId, after, beforeSeq, wanted) as MessageReadValues[]
       for (let index = 0; index < rows.length; index++)
         messages.push(fromMessageValues(rows[index]!, sessionId))
       if (rows.length < wanted) return messages
@@ -200,6 +228,64 @@ function prepareReadMessages(
   }
   const transaction = database.transaction(read)
   // A nested call (inside a transaction of the caller's own) reads in that transaction.
-  return (sessionId, afterSeq, limit) =>
-    database.inTransaction ? read(sessionId, afterSeq, limit) : transaction(sessionId, afterSeq, limit)
+  return (sessionId, afterSeq, beforeSeq, limit, fromEnd) =>
+    database.inTransaction
+      ? read(sessionId, afterSeq, beforeSeq, limit, fromEnd)
+      : transaction(sessionId, afterSeq, beforeSeq, limit, fromEnd)
+}
+
+/** The lease statements of one connection: see {@link prepareLeases}. */
+export interface SqliteLeases {
+  /** `true` when `owner` now holds the lease, `false` when another owner holds a live one, `undefined` for an unknown session. */
+  claim(id: string, owner: string, ttlMs: number): boolean | undefined
+  release(id: string, owner: string): void
+  /** Marks `active` sessions without a live lease `interrupted`; returns how many. */
+  markInterrupted(userId: string | undefined, appName: string | undefined): number
+}
+
+/**
+ * Leases as single statements. SQLite runs every write under the database's one write lock, so a
+ * conditional `UPDATE` is atomic across every connection and process that opens the file: of any
+ * number of owners racing for a free session exactly one sees its `WHERE` hold. Time is this
+ * machine's clock (`Date.now()`), which every process on one file shares.
+ */
+function prepareLeases(database: BetterSqlite3.Database): SqliteLeases {
+  const claim = database.prepare(
+    `update sessions set lease_owner = @owner, lease_expires_at = @now + @ttl
+where id = @id and (lease_owner is null or lease_owner = @owner or lease_expires_at <= @now) returning 1`,
+  )
+  const exists = database.prepare('select 1 from sessions where id = ?').pluck(true)
+  const release = database.prepare(
+    'update sessions set lease_owner = null, lease_expires_at = null where id = ? and lease_owner = ?',
+  )
+  const interrupt = (scope: string) =>
+    database.prepare(
+      `update sessions set state = 'interrupted' where state = 'active' and (lease_owner is null or lease_expires_at <= ?)${scope}`,
+    )
+  const interruptAll = interrupt('')
+  const interruptUser = interrupt(' and user_id = ?')
+  const interruptApp = interrupt(' and app_name = ?')
+  const interruptUserApp = interrupt(' and user_id = ? and app_name = ?')
+  return {
+    claim(id, owner, ttlMs) {
+      const now = Date.now()
+      if (claim.get({ owner, id, now, ttl: ttlMs }) !== undefined) return true
+      return exists.get(id) === undefined ? undefined : false
+    },
+    release(id, owner) {
+      release.run(id, owner)
+    },
+    markInterrupted(userId, appName) {
+      const now = Date.now()
+      const statement =
+        userId === undefined
+          ? appName === undefined
+            ? interruptAll.run(now)
+            : interruptApp.run(now, appName)
+          : appName === undefined
+            ? interruptUser.run(now, userId)
+            : interruptUserApp.run(now, userId, appName)
+      return statement.changes
+    },
+  }
 }

@@ -19,6 +19,10 @@ export const SESSION_READ_COLUMNS = [
   'app_name',
   'metadata',
   'extra',
+  'active_agent',
+  'parent_session_id',
+  'parent_tool_use_id',
+  'forked_from',
 ] as const
 
 /** A session row as read back. */
@@ -38,7 +42,14 @@ const KNOWN_FIELDS = new Set([
   'userId',
   'appName',
   'metadata',
+  'activeAgent',
+  'parentSessionId',
+  'parentToolUseId',
+  'forkedFrom',
 ])
+
+/** A session row as written: every column but the lease, which only `claimSession` writes. */
+export type SessionRow = Omit<SessionsTable, 'lease_owner' | 'lease_expires_at'>
 
 /** The sort key of an id: its UTF-16 code units, big-endian, so BLOB order is JavaScript's string order. */
 export function idOrder(id: string): Buffer {
@@ -46,12 +57,13 @@ export function idOrder(id: string): Buffer {
 }
 
 /** Builds the row of a session that `validateSessionData` has checked and copied. */
-export function toSessionRow(session: SessionData): SessionsTable {
+export function toSessionRow(session: SessionData): SessionRow {
   const extra = new ExtraFields('session')
-  const optionalText = (key: 'cwd' | 'model' | 'systemPrompt' | 'providerSessionId'): string | null =>
-    session[key] === undefined ? null : extra.text(key, session[key])
+  const optionalText = (
+    key: 'cwd' | 'model' | 'systemPrompt' | 'providerSessionId' | 'activeAgent' | 'parentToolUseId',
+  ): string | null => (session[key] === undefined ? null : extra.text(key, session[key]))
   const id = keyText(session.id, 'session.id')
-  const row: SessionsTable = {
+  const row: SessionRow = {
     id,
     id_order: idOrder(id),
     summary: extra.text('summary', session.summary),
@@ -67,6 +79,13 @@ export function toSessionRow(session: SessionData): SessionsTable {
     app_name: session.appName === undefined ? null : keyText(session.appName, 'session.appName'),
     metadata: session.metadata === undefined ? null : JSON.stringify(session.metadata),
     extra: null,
+    active_agent: optionalText('activeAgent'),
+    parent_session_id:
+      session.parentSessionId === undefined
+        ? null
+        : keyText(session.parentSessionId, 'session.parentSessionId'),
+    parent_tool_use_id: optionalText('parentToolUseId'),
+    forked_from: session.forkedFrom === undefined ? null : JSON.stringify(session.forkedFrom),
   }
   for (const key of Object.keys(session)) {
     if (!KNOWN_FIELDS.has(key)) extra.add(key, (session as unknown as Record<string, unknown>)[key])
@@ -92,5 +111,10 @@ export function fromSessionRow(row: SessionReadRow): SessionData {
   if (row.user_id !== null) session.userId = row.user_id
   if (row.app_name !== null) session.appName = row.app_name
   if (row.metadata !== null) session.metadata = JSON.parse(row.metadata) as Record<string, unknown>
+  if (row.active_agent !== null) session.activeAgent = row.active_agent
+  if (row.parent_session_id !== null) session.parentSessionId = row.parent_session_id
+  if (row.parent_tool_use_id !== null) session.parentToolUseId = row.parent_tool_use_id
+  if (row.forked_from !== null)
+    session.forkedFrom = JSON.parse(row.forked_from) as NonNullable<SessionData['forkedFrom']>
   return applyExtra(session, row.extra)
 }

@@ -94,8 +94,9 @@ describe('SqlitePersister files and migrations', () => {
     expect(tables).toEqual(['messages', 'schema_migrations', 'sessions'])
     expect(database.prepare('select version, name from schema_migrations').all()).toEqual([
       { version: 1, name: 'initial schema' },
+      { version: 2, name: 'storage v2: agent names, child sessions, forks, compaction, leases' },
     ])
-    expect(SQLITE_SCHEMA_VERSION).toBe(1)
+    expect(SQLITE_SCHEMA_VERSION).toBe(2)
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal')
     expect(database.pragma('page_size', { simple: true })).toBe(8192)
     const messageColumns = (database.pragma('table_info(messages)') as Array<{ name: string }>).map(
@@ -118,6 +119,19 @@ describe('SqlitePersister files and migrations', () => {
       'tool_result',
       'metadata',
       'extra',
+      'agent_name',
+      'compaction',
+    ])
+    const sessionColumns = (database.pragma('table_info(sessions)') as Array<{ name: string }>).map(
+      (c) => c.name,
+    )
+    expect(sessionColumns.slice(-6)).toEqual([
+      'active_agent',
+      'parent_session_id',
+      'parent_tool_use_id',
+      'forked_from',
+      'lease_owner',
+      'lease_expires_at',
     ])
     const foreignKeys = database.pragma('foreign_key_list(messages)') as Array<Record<string, unknown>>
     expect(foreignKeys).toMatchObject([
@@ -157,10 +171,10 @@ describe('SqlitePersister files and migrations', () => {
     await first.saveSession(session('s'))
     await Promise.all([0, 1, 2].map((seq) => first.saveMessage('s', message('s', seq))))
     await first.close()
-    const appliedAt = connect(filename, { readonly: true })
-      .prepare('select applied_at from schema_migrations')
-      .pluck()
-      .get()
+    const applied = connect(filename, { readonly: true })
+      .prepare('select version, applied_at from schema_migrations')
+      .all()
+    expect(applied).toHaveLength(2)
 
     const second = persisterAt(filename)
     expect(await second.getSession('s')).toEqual(session('s'))
@@ -168,7 +182,7 @@ describe('SqlitePersister files and migrations', () => {
     const rows = connect(filename, { readonly: true })
       .prepare('select version, applied_at from schema_migrations')
       .all()
-    expect(rows).toEqual([{ version: 1, applied_at: appliedAt }])
+    expect(rows).toEqual(applied)
   })
 
   it('migrates a zero-byte file', async () => {
@@ -198,7 +212,7 @@ describe('SqlitePersister files and migrations', () => {
       .prepare('select version from schema_migrations')
       .pluck()
       .all()
-    expect(versions).toEqual([1, 99])
+    expect(versions).toEqual([1, 2, 99])
   })
 
   it('lets two persisters share one file: each sees the other’s writes', async () => {
@@ -225,7 +239,7 @@ describe('SqlitePersister files and migrations', () => {
     const migrations = connect(filename, { readonly: true })
       .prepare('select version from schema_migrations')
       .all()
-    expect(migrations).toEqual([{ version: 1 }])
+    expect(migrations).toEqual([{ version: 1 }, { version: 2 }])
   })
 
   it('rejects a file that is not a SQLite database with a clear PersistenceError and leaves it untouched', async () => {

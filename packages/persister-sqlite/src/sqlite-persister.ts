@@ -2,25 +2,31 @@ import type {
   AgentError,
   AgentPersister,
   AnyMessage,
+  DeleteSessionsQuery,
   GetMessagesQuery,
   ListSessionsQuery,
   SessionData,
+  SessionScope,
 } from '@agentx/core'
 import {
   ConfigurationError,
   NotFoundError,
   PersistenceError,
-  ValidationError,
-  validatePaging,
+  validateClaimArguments,
+  validateDeleteSessionsQuery,
+  validateListQuery,
+  validateMessagesQuery,
+  validateReleaseArguments,
   validateSessionData,
 } from '@agentx/core'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { checkMessage } from './check-message.js'
 import { mapSqliteError, sqliteCode } from './map-sqlite-error.js'
 import { type MessageRow, toMessageRow } from './message-row.js'
 import { openSqliteDatabase, type SqliteConnection } from './open-sqlite-database.js'
 import { fromSessionRow, SESSION_READ_COLUMNS, toSessionRow } from './session-row.js'
 import type { Database } from './sqlite-schema.js'
+import { deleteSessionTrees } from './delete-session-trees.js'
 import { keyText } from './text-fields.js'
 
 /** Options of {@link SqlitePersister}. */
@@ -145,19 +151,23 @@ export class SqlitePersister implements AgentPersister {
 
   listSessions(query: ListSessionsQuery = {}): Promise<SessionData[]> {
     return this.#task('list sessions', () => {
-      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
-      validatePaging(query.limit, 'limit')
-      validatePaging(query.offset, 'offset')
+      const states = validateListQuery(query)
       const userId = query.userId === undefined ? undefined : keyText(query.userId, 'query.userId')
       const appName = query.appName === undefined ? undefined : keyText(query.appName, 'query.appName')
-      const state = query.state === undefined ? undefined : keyText(query.state, 'query.state')
-      const { limit, offset } = query
+      const metadata =
+        query.metadata === undefined
+          ? undefined
+          : { key: keyText(query.metadata.key, 'query.metadata.key'), value: query.metadata.value }
+      if (typeof metadata?.value === 'string') keyText(metadata.value, 'query.metadata.value')
+      const { limit, offset, includeChildren } = query
       return async (connection) => {
-        if (limit === 0) return []
+        if (limit === 0 || states?.length === 0) return []
         let select = connection.kysely.selectFrom('sessions').select(SESSION_READ_COLUMNS)
         if (userId !== undefined) select = select.where('user_id', '=', userId)
         if (appName !== undefined) select = select.where('app_name', '=', appName)
-        if (state !== undefined) select = select.where('state', '=', state)
+        if (states !== undefined) select = select.where('state', 'in', states)
+        if (includeChildren !== true) select = select.where('parent_session_id', 'is', null)
+        if (metadata !== undefined) select = select.where(metadataEquals(metadata.key, metadata.value))
         for (const [column, direction] of SESSION_ORDER) select = select.orderBy(column, direction)
         // SQLite needs a LIMIT before an OFFSET; -1 means none.
         if (limit !== undefined || offset !== undefined) select = select.limit(limit ?? -1)
@@ -171,9 +181,10 @@ export class SqlitePersister implements AgentPersister {
   deleteSession(id: string): Promise<void> {
     return this.#task('delete a session', () => {
       const key = keyText(id, 'id')
-      return async (connection) => {
-        // The foreign key's ON DELETE CASCADE removes the messages in the same statement.
-        await connection.kysely.deleteFrom('sessions').where('id', '=', key).execute()
+      return (connection) => {
+        // Child sessions go with their parent; the foreign key's ON DELETE CASCADE removes the
+        // messages in the same statement.
+        deleteSessionTrees(connection.database, { id: key })
       }
     }) as Promise<void>
   }
@@ -193,16 +204,19 @@ export class SqlitePersister implements AgentPersister {
   getMessages(sessionId: string, query: GetMessagesQuery = {}): Promise<AnyMessage[]> {
     return this.#task('read messages', () => {
       const key = keyText(sessionId, 'sessionId')
-      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
-      validatePaging(query.limit, 'limit')
-      const { afterSeq, limit } = query
-      if (afterSeq !== undefined && (typeof afterSeq !== 'number' || Number.isNaN(afterSeq))) {
-        throw new ValidationError(`afterSeq must be a number, got ${String(afterSeq)}.`)
-      }
+      validateMessagesQuery(query)
+      const { afterSeq, beforeSeq, limit } = query
       return (connection) => {
         if (limit === 0) return []
-        // Every stored seq is >= 0, so -1 means "from the start"; LIMIT -1 means "no limit".
-        return connection.readMessages(key, afterSeq ?? -1, limit ?? -1)
+        // Every stored seq is a safe integer >= 0: -1 means "from the start", 2^53 "to the end";
+        // LIMIT -1 means "no limit".
+        return connection.readMessages(
+          key,
+          Math.max(-1, afterSeq ?? -1),
+          Math.min(MAX_SEQ_BOUND, beforeSeq ?? MAX_SEQ_BOUND),
+          limit ?? -1,
+          beforeSeq !== undefined,
+        )
       }
     }) as Promise<AnyMessage[]>
   }
@@ -214,6 +228,79 @@ export class SqlitePersister implements AgentPersister {
         await connection.kysely.deleteFrom('messages').where('session_id', '=', key).execute()
       }
     }) as Promise<void>
+  }
+
+  /**
+   * Claims the lease on a session (capability `leases`): one conditional `UPDATE`, atomic across
+   * every process that opens the file. It runs at once rather than behind queued writes, so a
+   * renewal never waits for a burst of messages; a claim that finds no session while writes are
+   * queued waits for them (one may create it) and tries again.
+   */
+  claimSession(id: string, owner: string, ttlMs: number): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      try {
+        this.#assertOpen()
+        validateClaimArguments(id, owner, ttlMs)
+        const key = keyText(id, 'id')
+        const holder = keyText(owner, 'owner')
+        const claimed = this.#open().leases.claim(key, holder, ttlMs)
+        if (claimed !== undefined) return resolve(claimed)
+        // Calls made earlier may still be queued or running; one of them may create the session.
+        if (this.#draining === undefined) return reject(unknownSession(id))
+        this.#task('claim a session', () => (connection) => {
+          const again = connection.leases.claim(key, holder, ttlMs)
+          if (again === undefined) throw unknownSession(id)
+          return again
+        }).then((value) => resolve(value as boolean), reject)
+      } catch (error) {
+        reject(mapSqliteError(error, 'claim a session', this.filename))
+      }
+    })
+  }
+
+  /** Releases `owner`'s lease on a session; anything else is a no-op (capability `leases`). */
+  releaseSession(id: string, owner: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      try {
+        this.#assertOpen()
+        validateReleaseArguments(id, owner)
+        this.#open().leases.release(keyText(id, 'id'), keyText(owner, 'owner'))
+        resolve()
+      } catch (error) {
+        reject(mapSqliteError(error, 'release a session', this.filename))
+      }
+    })
+  }
+
+  /**
+   * Marks `interrupted` every `active` session of the scope without a live lease, in one
+   * statement (capability `leases`); resolves to how many.
+   */
+  markInterrupted(scope: SessionScope = {}): Promise<number> {
+    return this.#task('mark interrupted sessions', () => {
+      validateListQuery(scope)
+      const userId = scope.userId === undefined ? undefined : keyText(scope.userId, 'scope.userId')
+      const appName = scope.appName === undefined ? undefined : keyText(scope.appName, 'scope.appName')
+      return (connection) => connection.leases.markInterrupted(userId, appName)
+    }) as Promise<number>
+  }
+
+  /**
+   * Deletes the sessions retention selects, with their messages and child sessions (capability
+   * `retention`), in chunks of at most 500 sessions per transaction so that other processes get
+   * the write lock in between. Resolves to how many sessions were removed.
+   */
+  deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+    return this.#task('delete sessions', () => {
+      const { lastActivityBefore, states, userId, appName } = validateDeleteSessionsQuery(query)
+      const filters = {
+        lastActivityBefore,
+        ...(states === undefined ? {} : { states: states.map((state) => keyText(state, 'states')) }),
+        ...(userId === undefined ? {} : { userId: keyText(userId, 'query.userId') }),
+        ...(appName === undefined ? {} : { appName: keyText(appName, 'query.appName') }),
+      }
+      return (connection) => (states?.length === 0 ? 0 : deleteSessionTrees(connection.database, filters))
+    }) as Promise<number>
   }
 
   /**
@@ -361,6 +448,28 @@ export class SqlitePersister implements AgentPersister {
     if (this.#closing)
       throw new PersistenceError(`This SqlitePersister (${this.filename}) is closed.`, { code: 'CLOSED' })
   }
+}
+
+/** Above every stored seq (they are safe integers): the `beforeSeq` of "no upper bound". */
+const MAX_SEQ_BOUND = 2 ** 53
+
+function unknownSession(id: string): NotFoundError {
+  return new NotFoundError(`Cannot claim session ${id}: it does not exist.`)
+}
+
+/**
+ * `metadata` holds exactly `value` at the top-level `key`. `json_each` compares the key as text,
+ * so any key works (dots, quotes, `$`), and the JSON type is part of the match: `1`, `'1'` and
+ * `true` differ.
+ */
+function metadataEquals(key: string, value: string | number | boolean) {
+  const type =
+    typeof value === 'string'
+      ? sql`entry.type = 'text' and entry.value = ${value}`
+      : typeof value === 'number'
+        ? sql`entry.type in ('integer', 'real') and entry.value = ${value}`
+        : sql`entry.type = ${value ? 'true' : 'false'}`
+  return sql<boolean>`exists (select 1 from json_each(sessions.metadata) as entry where entry.key = ${key} and ${type})`
 }
 
 /** Creates a {@link SqlitePersister}: the factory `@agentx/core` calls for its default persister. */

@@ -31,6 +31,21 @@ export interface SessionsTable {
    * Read back over the columns. `NULL` when there are none.
    */
   extra: string | null
+  /** The profile that answered last (`activeAgent`), or `NULL`. Since schema 2. */
+  active_agent: string | null
+  /** The parent of a child session (`parentSessionId`), or `NULL`; indexed. Since schema 2. */
+  parent_session_id: string | null
+  /** `parentToolUseId`, or `NULL`. Since schema 2. */
+  parent_tool_use_id: string | null
+  /** JSON text of `forkedFrom` (`{ sessionId, seq }`), or `NULL`. Since schema 2. */
+  forked_from: string | null
+  /**
+   * The owner of the session's lease, or `NULL` when none was claimed or it was released. Never
+   * part of `SessionData`; written only by `claimSession`/`releaseSession`. Since schema 2.
+   */
+  lease_owner: Generated<string | null>
+  /** When the lease ends, in ms since the epoch, or `NULL`. Since schema 2. */
+  lease_expires_at: Generated<number | null>
 }
 
 /**
@@ -67,6 +82,10 @@ export interface MessagesTable {
   metadata: string | null
   /** Like {@link SessionsTable.extra}. */
   extra: string | null
+  /** The profile that wrote the message (`agentName`), or `NULL`; indexed. Since schema 2. */
+  agent_name: string | null
+  /** JSON text of `compaction` (`{ throughSeq }`), or `NULL`. Since schema 2. */
+  compaction: string | null
 }
 
 /** The `schema_migrations` table: one row per applied migration. */

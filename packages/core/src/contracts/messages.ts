@@ -110,4 +110,22 @@ export interface AnyMessage {
   /** `true` on a partial reply kept after an abort, a crash or an error, or while it streams. */
   incomplete?: boolean
   metadata?: Record<string, unknown>
+  /**
+   * On `agent` messages of an agent that defines profiles: the profile that wrote it (`'default'`
+   * for the top-level one). Default is absent (an agent without profiles writes none). Persisters
+   * MUST round-trip it and keep it absent when it was absent (P-MSG-025).
+   */
+  agentName?: string
+  /**
+   * On a `system` message that summarises the conversation: the summary covers every message up to
+   * and including seq `throughSeq`, which the model no longer sees. Default is absent (an ordinary
+   * message). Persisters MUST round-trip it (P-MSG-025).
+   */
+  compaction?: MessageCompaction
+}
+
+/** What a compaction summary stands for: see {@link AnyMessage.compaction}. */
+export interface MessageCompaction {
+  /** The last seq the summary covers (inclusive). */
+  throughSeq: number
 }

@@ -1,7 +1,12 @@
-import type { SessionData } from '../contracts/agent-persister.js'
+import type {
+  DeleteSessionsQuery,
+  GetMessagesQuery,
+  ListSessionsQuery,
+  SessionData,
+} from '../contracts/agent-persister.js'
 import type { AnyMessage } from '../contracts/messages.js'
 import { ValidationError } from '../errors/validation-error.js'
-import { SESSION_TRANSITIONS } from '../session/session-state.js'
+import { SESSION_TRANSITIONS, type SessionState } from '../session/session-state.js'
 import { cloneJson } from './json-copy.js'
 
 const MESSAGE_TYPES = new Set(['user', 'agent', 'tool', 'system'])
@@ -9,6 +14,16 @@ const MESSAGE_TYPES = new Set(['user', 'agent', 'tool', 'system'])
 function requireId(value: unknown, what: string): void {
   if (typeof value !== 'string' || value.length === 0) {
     throw new ValidationError(`${what} must be a non-empty string.`)
+  }
+}
+
+function optionalString(value: unknown, what: string): void {
+  if (value !== undefined && typeof value !== 'string') throw new ValidationError(`${what} must be a string.`)
+}
+
+function requireSeq(value: unknown, what: string): void {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) {
+    throw new ValidationError(`${what} must be a non-negative integer.`)
   }
 }
 
@@ -29,10 +44,21 @@ export function validateSessionData(session: SessionData): SessionData {
   requireTimestamp(session.createdAt, 'session.createdAt')
   requireTimestamp(session.lastActivity, 'session.lastActivity')
   if (typeof session.summary !== 'string') throw new ValidationError('session.summary must be a string.')
-  if (!(session.state in SESSION_TRANSITIONS))
+  if (!Object.hasOwn(SESSION_TRANSITIONS, session.state))
     throw new ValidationError(`session.state '${String(session.state)}' is unknown.`)
   if (typeof session.tokenUsage !== 'object' || session.tokenUsage === null) {
     throw new ValidationError('session.tokenUsage must be a TokenUsage object.')
+  }
+  optionalString(session.activeAgent, 'session.activeAgent')
+  optionalString(session.parentSessionId, 'session.parentSessionId')
+  optionalString(session.parentToolUseId, 'session.parentToolUseId')
+  if (session.forkedFrom !== undefined) {
+    const origin = session.forkedFrom
+    if (typeof origin !== 'object' || origin === null) {
+      throw new ValidationError('session.forkedFrom must be an object { sessionId, seq }.')
+    }
+    requireId(origin.sessionId, 'session.forkedFrom.sessionId')
+    requireSeq(origin.seq, 'session.forkedFrom.seq')
   }
   return cloneJson(session, 'session')
 }
@@ -51,15 +77,20 @@ export function validateMessage(sessionId: string, message: AnyMessage): AnyMess
       `message.sessionId '${message.sessionId}' differs from the session it is saved in.`,
     )
   }
-  if (!Number.isSafeInteger(message.seq) || message.seq < 0) {
-    throw new ValidationError('message.seq must be a non-negative integer.')
-  }
+  requireSeq(message.seq, 'message.seq')
   if (!MESSAGE_TYPES.has(message.type))
     throw new ValidationError(`message.type '${String(message.type)}' is unknown.`)
   if (typeof message.content !== 'string' && !Array.isArray(message.content)) {
     throw new ValidationError('message.content must be a string or an array of content blocks.')
   }
   requireTimestamp(message.timestamp, 'message.timestamp')
+  optionalString(message.agentName, 'message.agentName')
+  if (message.compaction !== undefined) {
+    if (typeof message.compaction !== 'object' || message.compaction === null) {
+      throw new ValidationError('message.compaction must be an object { throughSeq }.')
+    }
+    requireSeq(message.compaction.throughSeq, 'message.compaction.throughSeq')
+  }
   return cloneJson({ ...message, sessionId }, 'message')
 }
 
@@ -68,4 +99,91 @@ export function validatePaging(value: number | undefined, what: string): void {
   if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
     throw new ValidationError(`${what} must be a non-negative integer, got ${String(value)}.`)
   }
+}
+
+/** Checks an optional seq bound (`afterSeq`, `beforeSeq`): a number (not `NaN`) or absent. */
+function validateSeqBound(value: number | undefined, what: string): void {
+  if (value !== undefined && (typeof value !== 'number' || Number.isNaN(value))) {
+    throw new ValidationError(`${what} must be a number, got ${String(value)}.`)
+  }
+}
+
+/**
+ * Checks a {@link GetMessagesQuery}: `limit` a non-negative integer, `afterSeq` and `beforeSeq`
+ * numbers (not `NaN`; `1.5` means between 1 and 2), each or absent. Throws {@link ValidationError} otherwise.
+ */
+export function validateMessagesQuery(query: GetMessagesQuery): void {
+  if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
+  validatePaging(query.limit, 'limit')
+  validateSeqBound(query.afterSeq, 'afterSeq')
+  validateSeqBound(query.beforeSeq, 'beforeSeq')
+}
+
+/**
+ * Checks a {@link ListSessionsQuery} and returns its `state` filter as a list (`undefined` for any
+ * state). Throws {@link ValidationError} for a bad `limit`/`offset`, an unknown state, or a
+ * `metadata` filter that is not `{ key: string, value: string | number | boolean }`.
+ */
+export function validateListQuery(query: ListSessionsQuery): readonly SessionState[] | undefined {
+  if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
+  validatePaging(query.limit, 'limit')
+  validatePaging(query.offset, 'offset')
+  optionalString(query.userId, 'userId')
+  optionalString(query.appName, 'appName')
+  if (query.metadata !== undefined) {
+    const filter = query.metadata
+    if (typeof filter !== 'object' || filter === null || typeof filter.key !== 'string') {
+      throw new ValidationError('metadata must be an object { key: string, value }.')
+    }
+    const type = typeof filter.value
+    if (type !== 'string' && type !== 'boolean' && !(type === 'number' && Number.isFinite(filter.value))) {
+      throw new ValidationError('metadata.value must be a string, a finite number or a boolean.')
+    }
+  }
+  if (query.state === undefined) return undefined
+  const states: readonly SessionState[] = typeof query.state === 'string' ? [query.state] : query.state
+  return validateStates(states, 'state')
+}
+
+/**
+ * Checks a {@link DeleteSessionsQuery} and returns it with `lastActivityBefore` in the canonical
+ * form `toISOString()` gives (so `…:00Z` and `…:00.000Z` select the same sessions). Throws
+ * {@link ValidationError} for a missing or unparseable instant or an unknown state.
+ */
+export function validateDeleteSessionsQuery(query: DeleteSessionsQuery): DeleteSessionsQuery {
+  if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
+  requireTimestamp(query.lastActivityBefore, 'lastActivityBefore')
+  optionalString(query.userId, 'userId')
+  optionalString(query.appName, 'appName')
+  const normalised: DeleteSessionsQuery = {
+    ...query,
+    lastActivityBefore: new Date(Date.parse(query.lastActivityBefore)).toISOString(),
+  }
+  if (query.states !== undefined) normalised.states = validateStates(query.states, 'states')
+  return normalised
+}
+
+/** Checks the arguments of `claimSession`: ids non-empty strings, `ttlMs` a positive integer. */
+export function validateClaimArguments(id: string, owner: string, ttlMs: number): void {
+  requireId(id, 'id')
+  requireId(owner, 'owner')
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
+    throw new ValidationError(`ttlMs must be a positive integer, got ${String(ttlMs)}.`)
+  }
+}
+
+/** Checks the arguments of `releaseSession`: ids non-empty strings. */
+export function validateReleaseArguments(id: string, owner: string): void {
+  requireId(id, 'id')
+  requireId(owner, 'owner')
+}
+
+function validateStates(states: unknown, what: string): readonly SessionState[] {
+  if (!Array.isArray(states)) throw new ValidationError(`${what} must be a state or an array of states.`)
+  for (const state of states) {
+    if (typeof state !== 'string' || !Object.hasOwn(SESSION_TRANSITIONS, state)) {
+      throw new ValidationError(`${what} '${String(state)}' is not a session state.`)
+    }
+  }
+  return states as readonly SessionState[]
 }

@@ -101,7 +101,7 @@ export class SessionHistory {
     const page = await this.#persister.getMessages(this.#sessionId, {
       beforeSeq: beforeSeq ?? Number.MAX_SAFE_INTEGER,
       limit,
-    } as { afterSeq?: number; limit?: number })
+    })
     return adopt(afterSeq === undefined ? page : page.filter((m) => m.seq > afterSeq))
   }
 

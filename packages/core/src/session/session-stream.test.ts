@@ -109,6 +109,28 @@ describe('getMessages(query)', () => {
     await agent.close()
   })
 
+  it('a page of a session not yet loaded reads only that page from the store', async () => {
+    const { agent, session, persister } = await sessionWith(30)
+    await agent.close()
+    const reads: Array<Record<string, unknown> | undefined> = []
+    const getMessages = persister.getMessages.bind(persister)
+    persister.getMessages = async (id, query) => {
+      reads.push(query as Record<string, unknown> | undefined)
+      return getMessages(id, query)
+    }
+    const reopened = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const again = (await reopened.getSession(session.id))!
+    expect((await again.getMessages({ limit: 3 })).map((m) => m.seq)).toEqual([57, 58, 59])
+    expect((await again.getMessages({ limit: 2, beforeSeq: 10 })).map((m) => m.seq)).toEqual([8, 9])
+    expect((await again.getMessages({ afterSeq: 55, limit: 2 })).map((m) => m.seq)).toEqual([56, 57])
+    expect(reads).toEqual([
+      { beforeSeq: Number.MAX_SAFE_INTEGER, limit: 3 },
+      { beforeSeq: 10, limit: 2 },
+      { afterSeq: 55, limit: 2 },
+    ])
+    await reopened.close()
+  })
+
   it('rejects a bad query with ValidationError', async () => {
     const { agent, session } = await sessionWith(1)
     for (const query of [{ limit: -1 }, { beforeSeq: 1.5 }, { after: 2 }, 'all']) {

@@ -1,4 +1,4 @@
-import type { CompiledQuery, SchemaModule } from 'kysely'
+import type { CompiledQuery, RawBuilder, SchemaModule } from 'kysely'
 
 /**
  * One versioned step of the PostgreSQL schema.
@@ -13,6 +13,17 @@ export interface PostgresMigration {
   readonly version: number
   /** A short description, stored in `agentx_schema_migrations.name`. */
   readonly name: string
-  /** The statements of this step, built with Kysely's schema builder (already scoped to the schema). */
-  up(schema: SchemaModule): CompiledQuery[]
+  /**
+   * The statements of this step, built with Kysely's schema builder (already scoped to the schema)
+   * or as raw SQL with `context` (for statements that move data).
+   */
+  up(schema: SchemaModule, context: PostgresMigrationContext): CompiledQuery[]
+}
+
+/** What a {@link PostgresMigration} may use beside the schema builder. */
+export interface PostgresMigrationContext {
+  /** A table of the migrated schema as a quoted, qualified identifier for raw SQL. */
+  table(name: string): RawBuilder<unknown>
+  /** Compiles raw SQL for this database. */
+  compile(query: RawBuilder<unknown>): CompiledQuery
 }

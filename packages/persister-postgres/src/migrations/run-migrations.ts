@@ -1,5 +1,5 @@
 import { PersistenceError } from '@agentx/core'
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Database } from '../postgres-schema.js'
 import type { PostgresMigration } from './postgres-migration.js'
 
@@ -46,7 +46,11 @@ export async function runMigrations(
     }
     for (const migration of migrations) {
       if (migration.version <= current) continue
-      for (const query of migration.up(scoped.schema)) await transaction.executeQuery(query)
+      const context = {
+        table: (name: string) => sql.id(schema, name),
+        compile: (query: RawBuilder<unknown>) => query.compile(transaction),
+      }
+      for (const query of migration.up(scoped.schema, context)) await transaction.executeQuery(query)
       await scoped
         .insertInto('agentx_schema_migrations')
         .values({ version: migration.version, name: migration.name })

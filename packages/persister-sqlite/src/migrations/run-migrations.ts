@@ -45,6 +45,7 @@ export function runMigrations(
       for (const migration of migrations) {
         if (migration.version <= current) continue
         for (const query of migration.up(kysely.schema)) run(query)
+        migration.migrateData?.(database)
         run(
           kysely
             .insertInto('schema_migrations')

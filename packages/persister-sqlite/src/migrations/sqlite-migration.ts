@@ -1,3 +1,4 @@
+import type BetterSqlite3 from 'better-sqlite3'
 import type { CompiledQuery, SchemaModule } from 'kysely'
 
 /**
@@ -14,4 +15,9 @@ export interface SqliteMigration {
   readonly name: string
   /** The statements of this step, built with Kysely's schema builder. */
   up(schema: SchemaModule): CompiledQuery[]
+  /**
+   * Rewrites existing rows after `up` (in the same transaction), for a step that moves data.
+   * Default is none.
+   */
+  migrateData?(database: BetterSqlite3.Database): void
 }

@@ -1,0 +1,163 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
+import { InMemoryPersister } from '../persistence/in-memory-persister.js'
+import type { Logger } from '../util/logger.js'
+import { pruneSessions, startRetention } from './prune-sessions.js'
+
+const NOW = Date.parse('2026-03-01T00:00:00.000Z')
+const DAY = 86_400_000
+
+function session(id: string, daysAgo: number, fields: Partial<SessionData> = {}): SessionData {
+  const at = new Date(NOW - daysAgo * DAY).toISOString()
+  return {
+    id,
+    summary: '',
+    createdAt: at,
+    lastActivity: at,
+    state: 'idle',
+    tokenUsage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    ...fields,
+  }
+}
+
+async function ids(persister: AgentPersister): Promise<string[]> {
+  return (await persister.getAllSessions()).map((data) => data.id).sort()
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('pruneSessions', () => {
+  it('deletes sessions of the scope inactive for longer than inactiveForMs, with their messages and children', async () => {
+    const persister = new InMemoryPersister()
+    await persister.saveSession(session('old', 40, { userId: 'u' }))
+    await persister.saveSession(session('child', 1, { userId: 'u', parentSessionId: 'old' }))
+    await persister.saveSession(session('recent', 10, { userId: 'u' }))
+    await persister.saveSession(session('other-user', 40, { userId: 'v' }))
+    await persister.saveMessage('old', {
+      id: 'm',
+      sessionId: 'old',
+      seq: 0,
+      type: 'user',
+      content: 'hi',
+      timestamp: session('old', 40).createdAt,
+    })
+    const removed = await pruneSessions(persister, { userId: 'u' }, { inactiveForMs: 30 * DAY }, () => NOW)
+    expect(removed).toBe(2)
+    expect(await ids(persister)).toEqual(['other-user', 'recent'])
+    expect(await persister.getMessages('old')).toEqual([])
+  })
+
+  it('never prunes an active session unless states names it', async () => {
+    const persister = new InMemoryPersister()
+    await persister.saveSession(session('running', 40, { state: 'active' }))
+    await persister.saveSession(session('failed', 40, { state: 'error' }))
+    expect(await pruneSessions(persister, {}, { inactiveForMs: DAY }, () => NOW)).toBe(1)
+    expect(await ids(persister)).toEqual(['running'])
+    expect(await pruneSessions(persister, {}, { inactiveForMs: DAY, states: ['active'] }, () => NOW)).toBe(1)
+    expect(await ids(persister)).toEqual([])
+  })
+
+  it('uses the earlier cut-off when both before and inactiveForMs are given; before is strict', async () => {
+    const persister = new InMemoryPersister()
+    await persister.saveSession(session('a', 20))
+    await persister.saveSession(session('b', 10))
+    const before = new Date(NOW - 10 * DAY)
+    expect(await pruneSessions(persister, {}, { before, inactiveForMs: 15 * DAY }, () => NOW)).toBe(1)
+    expect(await ids(persister)).toEqual(['b'])
+    expect(await pruneSessions(persister, {}, { before: before.toISOString() }, () => NOW)).toBe(0)
+    expect(await pruneSessions(persister, {}, { before: new Date(before.getTime() + 1) }, () => NOW)).toBe(1)
+  })
+
+  it('rejects options without a cut-off or with bad values, deleting nothing', async () => {
+    const persister = new InMemoryPersister()
+    await persister.saveSession(session('a', 400))
+    for (const options of [
+      {},
+      { inactiveForMs: -1 },
+      { inactiveForMs: 1.5 },
+      { before: 'someday' },
+      { before: 42 },
+    ]) {
+      await expect(pruneSessions(persister, {}, options as never)).rejects.toMatchObject({
+        code: 'VALIDATION',
+      })
+    }
+    expect(await ids(persister)).toEqual(['a'])
+  })
+
+  it('rejects with CONFIGURATION when the persister has no retention capability', async () => {
+    const persister = new InMemoryPersister()
+    const withoutRetention = { ...persister, deleteSessions: undefined } as unknown as AgentPersister
+    await expect(pruneSessions(withoutRetention, {}, { inactiveForMs: 1 })).rejects.toMatchObject({
+      code: 'CONFIGURATION',
+    })
+  })
+})
+
+describe('startRetention', () => {
+  function recordingLogger(): Logger & { lines: string[] } {
+    const lines: string[] = []
+    const log = (message: string) => void lines.push(message)
+    return { lines, debug: log, info: log, warn: log, error: log }
+  }
+
+  it('prunes at once and then every intervalMs, never overlapping, and stop() waits for a running prune', async () => {
+    vi.useFakeTimers()
+    let calls = 0
+    let running = 0
+    let maxRunning = 0
+    const prune = async (): Promise<number> => {
+      calls++
+      running++
+      maxRunning = Math.max(maxRunning, running)
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      running--
+      return 1
+    }
+    const logger = recordingLogger()
+    const timer = startRetention(prune, { intervalMs: 100, logger })
+    expect(calls).toBe(1)
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(maxRunning).toBe(1)
+    expect(calls).toBeGreaterThanOrEqual(4)
+    expect(calls).toBeLessThanOrEqual(6)
+    const stopping = timer.stop()
+    await vi.advanceTimersByTimeAsync(200)
+    await stopping
+    const after = calls
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(calls).toBe(after)
+    expect(running).toBe(0)
+    expect(logger.lines).toContain('agentx: retention pruned sessions')
+  })
+
+  it('logs a failure and tries again at the next interval', async () => {
+    vi.useFakeTimers()
+    let calls = 0
+    const logger = recordingLogger()
+    const timer = startRetention(
+      async () => {
+        calls++
+        if (calls === 1) throw new Error('database is locked')
+        return 0
+      },
+      { intervalMs: 50, logger },
+    )
+    await vi.advanceTimersByTimeAsync(120)
+    expect(calls).toBe(3)
+    expect(logger.lines).toEqual(['agentx: retention failed; retrying at the next interval'])
+    await timer.stop()
+  })
+
+  it("runs on an unref'd timer and rejects a bad interval", async () => {
+    const spy = vi.spyOn(globalThis, 'setInterval')
+    const timer = startRetention(async () => 0, {})
+    expect(spy.mock.calls[0]![1]).toBe(3_600_000)
+    expect((spy.mock.results[0]!.value as NodeJS.Timeout).hasRef()).toBe(false)
+    await timer.stop()
+    spy.mockRestore()
+    expect(() => startRetention(async () => 0, { intervalMs: 0 })).toThrow(/intervalMs/)
+  })
+})
