@@ -12,6 +12,7 @@ export type {
   GetSessionsOptions,
 } from './agent/agent-config.js'
 export { createAgent } from './agent/create-agent.js'
+export type { PruneSessionsOptions, RetentionOptions } from './agent/prune-sessions.js'
 
 // Sessions
 export type { SendOptions, Session } from './session/session.js'

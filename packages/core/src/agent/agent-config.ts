@@ -3,6 +3,7 @@ import type { AgentPersister } from '../contracts/agent-persister.js'
 import type { SessionFactory } from '../contracts/session-factory.js'
 import type { RetryOptions } from '../retry/retry-options.js'
 import type { Durability, WriteRetryOptions } from '../session/session-runtime-options.js'
+import type { RetentionOptions } from './prune-sessions.js'
 import type { Tool } from '../tools/tool.js'
 import type { Logger } from '../util/logger.js'
 
@@ -35,6 +36,18 @@ export interface AgentConfig {
    * Default is `{ maxAttempts: 4, initialDelayMs: 25, maxDelayMs: 5000 }`.
    */
   writeRetry?: WriteRetryOptions
+  /**
+   * How long a session lease lasts without renewal, in ms (several processes on one store, DESIGN
+   * §10.6): a send claims its session, renews the lease every third of this, and releases it at
+   * the end; a process that dies leaves a lease that expires after this. Default is `30000`.
+   */
+  leaseTtlMs?: number
+  /**
+   * Deletes sessions of the agent's scope inactive for longer than `inactiveForMs` (with their
+   * messages and children), at once on `initialize()` and then every `intervalMs` on an unref'd
+   * timer. Needs a persister with `retention`. Default is none.
+   */
+  retention?: RetentionOptions
 }
 
 /** The plugins of an agent. Missing ones are resolved in `initialize()`. */

@@ -1,5 +1,5 @@
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
-import type { AgentPersister } from '../contracts/agent-persister.js'
+import type { AgentPersister, SessionScope } from '../contracts/agent-persister.js'
 import type { ContentBlock } from '../contracts/messages.js'
 import { AgentError } from '../errors/agent-error.js'
 import { DEFAULT_RETRY } from '../retry/retry-options.js'
@@ -10,6 +10,13 @@ import type { SessionRuntimeOptions } from '../session/session-runtime-options.j
 import type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
 import { createDefaultAdapter, createDefaultPersister } from './resolve-default-plugins.js'
 import { SessionManager } from './session-manager.js'
+import {
+  type PruneSessionsOptions,
+  pruneSessions,
+  type RetentionTimer,
+  startRetention,
+} from './prune-sessions.js'
+import { uuidv7 } from '../util/uuid-v7.js'
 import { validateContent, validateSendOptions } from '../session/validate-input.js'
 
 /** The public face of an agent, as `createAgent` returns it. */
@@ -33,6 +40,12 @@ export interface Agent {
    * function that stops listening. May be called before `initialize()`.
    */
   subscribe(listener: AgentListener): () => void
+  /**
+   * Deletes (with their messages and children) the sessions of this agent's scope whose
+   * `lastActivity` is older than `inactiveForMs` ago or than `before`; resolves to how many went.
+   * Needs a persister with `retention`.
+   */
+  pruneSessions(options: PruneSessionsOptions): Promise<number>
 }
 
 /** A listener of every session's events: the event and the session it belongs to. */
@@ -43,6 +56,7 @@ interface Resolved {
   adapter: AgentAdapter
   persister: AgentPersister
   ownsPersister: boolean
+  retention: RetentionTimer | undefined
 }
 
 /**
@@ -57,6 +71,8 @@ export class AgentCore implements Agent {
   #closing: Promise<void> | undefined
   #closed = false
   readonly #listeners = new Set<AgentListener>()
+  /** This instance's lease owner id: unique per process and agent. */
+  readonly #owner = uuidv7()
 
   constructor(config: AgentConfig, deps: AgentDeps = {}) {
     this.config = config
@@ -113,6 +129,16 @@ export class AgentCore implements Agent {
     return (await this.#ready()).manager.deleteSession(id)
   }
 
+  async pruneSessions(options: PruneSessionsOptions): Promise<number> {
+    const { persister } = await this.#ready()
+    return pruneSessions(persister, this.#scope(), options)
+  }
+
+  #scope(): SessionScope {
+    const { userId, appName } = this.config
+    return { ...(userId === undefined ? {} : { userId }), ...(appName === undefined ? {} : { appName }) }
+  }
+
   subscribe(listener: AgentListener): () => void {
     this.#listeners.add(listener)
     return () => {
@@ -127,6 +153,7 @@ export class AgentCore implements Agent {
       const resolved = await this.#initializing.catch(() => undefined)
       if (!resolved) return
       try {
+        await resolved.retention?.stop()
         await resolved.manager.abortAll()
         await resolved.manager.releaseAll()
       } finally {
@@ -159,6 +186,8 @@ export class AgentCore implements Agent {
       }
       if (config.systemPrompt !== undefined) runtime.systemPrompt = config.systemPrompt
       if (config.writeRetry !== undefined) runtime.writeRetry = config.writeRetry
+      runtime.owner = this.#owner
+      if (config.leaseTtlMs !== undefined) runtime.leaseTtlMs = config.leaseTtlMs
       if (deps.logger !== undefined) runtime.logger = deps.logger
       const manager = new SessionManager({
         adapter,
@@ -183,7 +212,24 @@ export class AgentCore implements Agent {
       const repaired = await manager.repairInterrupted()
       if (repaired > 0)
         deps.logger?.info('agentx: marked sessions of a crashed process as interrupted', { repaired })
-      return { manager, adapter, persister, ownsPersister }
+      const retentionConfig = config.retention
+      const retention =
+        retentionConfig === undefined
+          ? undefined
+          : startRetention(
+              () =>
+                pruneSessions(persister, this.#scope(), {
+                  inactiveForMs: retentionConfig.inactiveForMs,
+                  ...(retentionConfig.states === undefined ? {} : { states: retentionConfig.states }),
+                }),
+              {
+                ...(retentionConfig.intervalMs === undefined
+                  ? {}
+                  : { intervalMs: retentionConfig.intervalMs }),
+                ...(deps.logger === undefined ? {} : { logger: deps.logger }),
+              },
+            )
+      return { manager, adapter, persister, ownsPersister, retention }
     } catch (error) {
       if (ownsPersister) await persister.close?.().catch(() => undefined)
       this.#initializing = undefined

@@ -97,14 +97,14 @@ describe('agent initialization', () => {
   it('concurrent initialize() calls share one promise', async () => {
     let repairs = 0
     class CountingPersister extends InMemoryPersister {
-      override async listSessions(query: Parameters<InMemoryPersister['listSessions']>[0]) {
+      override async markInterrupted(scope?: Parameters<InMemoryPersister['markInterrupted']>[0]) {
         repairs += 1
-        return super.listSessions(query)
+        return super.markInterrupted(scope)
       }
     }
     const agent = createAgent({}, { adapter: new ScriptedAdapter(), persister: new CountingPersister() })
     await Promise.all([agent.initialize(), agent.initialize(), agent.initialize()])
-    // Start-up (which repairs interrupted sessions with one listing) ran once.
+    // Start-up (which marks sessions a crash left active as interrupted) ran once.
     expect(repairs).toBe(1)
   })
 

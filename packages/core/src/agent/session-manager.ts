@@ -118,6 +118,13 @@ export class SessionManager {
    */
   async repairInterrupted(): Promise<number> {
     const { persister, userId, appName } = this.#options
+    // With leases, the store knows which `active` sessions still run in another process.
+    if (typeof persister.markInterrupted === 'function') {
+      return persister.markInterrupted({
+        ...(userId === undefined ? {} : { userId }),
+        ...(appName === undefined ? {} : { appName }),
+      })
+    }
     let repaired = 0
     for (;;) {
       const page = await persister.listSessions({

@@ -15,6 +15,8 @@ const CONFIG_KEYS = [
   'durability',
   'checkpointIntervalMs',
   'writeRetry',
+  'leaseTtlMs',
+  'retention',
 ] as const satisfies ReadonlyArray<keyof AgentConfig>
 const DEPS_KEYS = ['adapter', 'persister', 'sessionFactory', 'logger'] as const satisfies ReadonlyArray<
   keyof AgentDeps
@@ -48,6 +50,23 @@ export function validateAgentConfig(config: unknown): asserts config is AgentCon
   }
   integer(value.maxSteps, 'maxSteps', 1)
   integer(value.checkpointIntervalMs, 'checkpointIntervalMs', 0)
+  integer(value.leaseTtlMs, 'leaseTtlMs', 1)
+  if (value.retention !== undefined) {
+    if (!isPlainObject(value.retention))
+      throw configError('retention must be an object such as { inactiveForMs: 86400000 }.')
+    rejectUnknownKeys(
+      value.retention,
+      ['inactiveForMs', 'states', 'intervalMs'],
+      'retention option',
+      configError,
+    )
+    integer(value.retention.inactiveForMs, 'retention.inactiveForMs', 1)
+    if (value.retention.inactiveForMs === undefined) throw configError('retention.inactiveForMs is required.')
+    integer(value.retention.intervalMs, 'retention.intervalMs', 1)
+    if (value.retention.states !== undefined && !Array.isArray(value.retention.states)) {
+      throw configError('retention.states must be an array of session states.')
+    }
+  }
   if (value.durability !== undefined && value.durability !== 'sync' && value.durability !== 'async') {
     throw configError(`durability must be 'sync' or 'async', got ${describe(value.durability)}.`)
   }

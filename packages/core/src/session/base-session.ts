@@ -30,6 +30,7 @@ import {
 import { type Continuation, continuationForRetry, historyForModel } from './continuation.js'
 import { mergeTools, runToolStep, toolCallsOf } from './tool-step.js'
 import { type SendInput, validateSendInput, validateSendOptions } from './validate-input.js'
+import { SessionLease } from './session-lease.js'
 import { WriteQueue } from './write-queue.js'
 
 const SUMMARY_LENGTH = 100
@@ -65,6 +66,7 @@ export class BaseSession implements Session {
   #usage: TokenUsage
   #listeners = new Set<SessionListener>()
   #queue: WriteQueue | undefined
+  readonly #lease: SessionLease | undefined
   #run: SendRun | undefined
   #running: Promise<unknown> | undefined
 
@@ -78,6 +80,15 @@ export class BaseSession implements Session {
     this.#data = { ...data }
     this.#usage = { ...(data.tokenUsage ?? emptyUsage()) }
     this.#history = new SessionHistory(persister, data.id, init.messages)
+    if (persister && options.owner !== undefined && SessionLease.isSupportedBy(persister)) {
+      this.#lease = new SessionLease({
+        persister,
+        sessionId: data.id,
+        owner: options.owner,
+        ...(options.leaseTtlMs === undefined ? {} : { ttlMs: options.leaseTtlMs }),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      })
+    }
     if (persister) {
       this.#queue = new WriteQueue(persister, data.id, {
         ...options.writeRetry,
@@ -316,8 +327,9 @@ export class BaseSession implements Session {
     const onExternalAbort = (): void => this.abort()
     if (external?.aborted) this.abort()
     else external?.addEventListener('abort', onExternalAbort, { once: true })
-    const running = this.#flow(run).finally(() => {
+    const running = this.#flow(run).finally(async () => {
       external?.removeEventListener('abort', onExternalAbort)
+      await this.#endLease()
       this.#run = undefined
       this.#running = undefined
     })
@@ -332,6 +344,12 @@ export class BaseSession implements Session {
     let sendUsage = emptyUsage()
     let started = false
     try {
+      // Several processes on one store: claim the session (SessionBusyError when another process
+      // runs a send of it) and take in what others appended since this object last looked.
+      if (this.#lease) {
+        await this.#lease.claim()
+        await this.#refresh()
+      }
       await this.#history.load()
       this.#throwIfAborted(signal)
       const tools = mergeTools(this.options.tools, options.tools)
@@ -393,8 +411,16 @@ export class BaseSession implements Session {
       return result
     } catch (caught) {
       const error = this.#toError(caught, signal)
-      // Refused before anything was written (bad answers, nothing to retry): the session is unchanged.
-      if (!started && (error instanceof ValidationError || error instanceof SessionStateError)) throw error
+      // Refused before anything was written (bad answers, nothing to retry, held by another
+      // process): the session is unchanged.
+      if (
+        !started &&
+        (error instanceof ValidationError ||
+          error instanceof SessionStateError ||
+          error instanceof SessionBusyError)
+      ) {
+        throw error
+      }
       const aborted = isAbort(error)
       if (this.#data.state !== 'deleted') {
         // A failure before the model was called (loading history, a sync write) still ends the send in `error`.
@@ -408,6 +434,35 @@ export class BaseSession implements Session {
       }
       throw error
     }
+  }
+
+  /**
+   * Takes in what another process stored since this object last looked: the session's metadata
+   * and the messages after the last one held. Only while this object has no write of its own
+   * pending (its own writes are newer than the store).
+   */
+  async #refresh(): Promise<void> {
+    const persister = this.persister
+    if (persister === undefined || (this.#queue !== undefined && !this.#queue.idle)) return
+    const stored = await persister.getSession(this.id)
+    if (stored === null) {
+      throw new SessionStateError(`Session ${this.id} was deleted by another process.`, { state: 'deleted' })
+    }
+    this.#data = { ...stored }
+    this.#usage = { ...stored.tokenUsage }
+    await this.#history.catchUp()
+  }
+
+  /** The end of a send with a lease: its writes become durable, then the lease is released. */
+  async #endLease(): Promise<void> {
+    if (!this.#lease?.isHeld) return
+    try {
+      await this.#queue?.flush()
+    } catch {
+      // Not durable yet: keep the lease (it expires by itself) so no other process writes over a gap.
+      return
+    }
+    await this.#lease.release()
   }
 
   /** The unanswered tool batch the stored conversation ends with, if any. */

@@ -105,6 +105,22 @@ export class SessionHistory {
     return adopt(afterSeq === undefined ? page : page.filter((m) => m.seq > afterSeq))
   }
 
+  /** Appends, in order, the messages the store holds after the last one in memory (written by another process). */
+  async catchUp(): Promise<void> {
+    const persister = this.#persister
+    const messages = this.#messages
+    if (persister === undefined || messages === undefined) return
+    for (;;) {
+      const last = messages[messages.length - 1]
+      const page = await persister.getMessages(
+        this.#sessionId,
+        last === undefined ? { limit: PAGE_SIZE } : { afterSeq: last.seq, limit: PAGE_SIZE },
+      )
+      for (const message of adopt(page)) messages.push(message)
+      if (page.length < PAGE_SIZE) return
+    }
+  }
+
   /** Drops what is held in memory (the agent closed, or the session left the cache). */
   release(): void {
     this.#messages = undefined

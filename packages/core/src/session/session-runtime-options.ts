@@ -21,6 +21,13 @@ export interface SessionRuntimeOptions {
   checkpointIntervalMs: number
   /** How the write queue retries a failing store. Default is `{ maxAttempts: 4, initialDelayMs: 25, maxDelayMs: 5000 }`. */
   writeRetry?: WriteRetryOptions
+  /**
+   * This agent instance's lease owner id: with a persister that has `leases`, a send claims its
+   * session under it (DESIGN §10.6). Default is none (no claims).
+   */
+  owner?: string
+  /** How long a lease lasts without renewal, in ms. Default is `30000`. */
+  leaseTtlMs?: number
   logger?: Logger
 }
 

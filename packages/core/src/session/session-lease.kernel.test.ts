@@ -1,0 +1,179 @@
+// Several agents (standing in for processes) on one store: the kernel side of leases (DESIGN
+// §10.6) and retention (§10.7). The persister packages run the same scenarios with real processes.
+import { describe, expect, it } from 'vitest'
+import { createAgent } from '../agent/create-agent.js'
+import { InMemoryPersister } from '../persistence/in-memory-persister.js'
+import { ScriptedAdapter } from '../testing/scripted-adapter.js'
+import { textTurn } from '../testing/stream-helpers.js'
+
+const replies = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => textTurn(`${prefix}${i}`))
+
+describe('leases: several agents on one store', () => {
+  it('a send of a session held by another agent rejects with SessionBusyError and writes nothing', async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([{ events: textTurn('slow'), delayMs: 20 }]), persister },
+    )
+    const second = createAgent({}, { adapter: new ScriptedAdapter(replies('b', 1)), persister })
+    const session = await first.createSession()
+    const running = session.send('from the first')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const other = (await second.getSession(session.id))!
+    await expect(other.send('from the second')).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    expect(other.state).not.toBe('error')
+    await running
+    await first.close()
+    expect((await persister.getMessages(session.id)).map((m) => m.content)).toEqual([
+      'from the first',
+      [{ type: 'text', text: 'slow' }],
+    ])
+    await second.close()
+  })
+
+  it('alternating sends from two agents lose nothing: each takes in what the other appended', async () => {
+    for (const durability of ['async', 'sync'] as const) {
+      const persister = new InMemoryPersister()
+      const a = createAgent({ durability }, { adapter: new ScriptedAdapter(replies('a', 5)), persister })
+      const bAdapter = new ScriptedAdapter(replies('b', 5))
+      const b = createAgent({ durability }, { adapter: bAdapter, persister })
+      const created = await a.createSession()
+      const sessionA = created
+      const sessionB = (await b.getSession(created.id))!
+      await sessionB.getMessages() // loaded before the other agent writes: it must catch up later
+      for (let i = 0; i < 5; i++) {
+        await sessionA.send(`a says ${i}`)
+        await sessionB.send(`b says ${i}`)
+      }
+      await a.close()
+      await b.close()
+      const stored = await persister.getMessages(created.id)
+      expect(
+        stored.map((m) => m.seq),
+        durability,
+      ).toEqual([...Array(20).keys()])
+      expect(
+        stored.filter((m) => m.type === 'user').map((m) => m.content),
+        durability,
+      ).toEqual([
+        'a says 0',
+        'b says 0',
+        'a says 1',
+        'b says 1',
+        'a says 2',
+        'b says 2',
+        'a says 3',
+        'b says 3',
+        'a says 4',
+        'b says 4',
+      ])
+      // The second agent's model saw the first agent's exchanges too.
+      expect(bAdapter.calls.at(-1)!.options.history).toHaveLength(18)
+    }
+  })
+
+  it('initialize() in a second agent leaves a live send of the first alone, and interrupts one whose lease expired', async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent(
+      { leaseTtlMs: 200 },
+      { adapter: new ScriptedAdapter([{ events: textTurn('still going'), delayMs: 30 }]), persister },
+    )
+    const session = await first.createSession()
+    const running = session.send('long task')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    await second.initialize()
+    expect((await persister.getSession(session.id))?.state).toBe('active')
+    await running
+    await first.close()
+    expect((await persister.getSession(session.id))?.state).toBe('idle')
+    await second.close()
+
+    // A process that died mid-send: its session stays active with a lease nobody renews.
+    const crashed = new InMemoryPersister()
+    const now = new Date().toISOString()
+    await crashed.saveSession({
+      id: 'orphan',
+      summary: '',
+      createdAt: now,
+      lastActivity: now,
+      state: 'active',
+      tokenUsage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    })
+    expect(await crashed.claimSession('orphan', 'dead-process', 30)).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 40))
+    const third = createAgent({}, { adapter: new ScriptedAdapter([]), persister: crashed })
+    await third.initialize()
+    expect((await crashed.getSession('orphan'))?.state).toBe('interrupted')
+    await third.close()
+  })
+})
+
+describe('retention', () => {
+  it('agent.pruneSessions deletes old sessions of its scope with their messages and returns the count', async () => {
+    const persister = new InMemoryPersister()
+    const old = new Date(Date.now() - 10 * 86_400_000).toISOString()
+    for (const [id, userId] of [
+      ['old-mine', 'u1'],
+      ['old-other', 'u2'],
+    ] as const) {
+      await persister.saveSession({
+        id,
+        summary: '',
+        createdAt: old,
+        lastActivity: old,
+        state: 'idle',
+        userId,
+        tokenUsage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      })
+      await persister.saveMessage(id, {
+        id: `${id}-m`,
+        sessionId: id,
+        seq: 0,
+        type: 'user',
+        content: 'x',
+        timestamp: old,
+      })
+    }
+    const agent = createAgent({ userId: 'u1' }, { adapter: new ScriptedAdapter(replies('r', 1)), persister })
+    const fresh = await agent.createSession()
+    await fresh.send('recent')
+    expect(await agent.pruneSessions({ inactiveForMs: 86_400_000 })).toBe(1)
+    expect(await persister.getSession('old-mine')).toBeNull()
+    expect(await persister.getMessages('old-mine')).toEqual([])
+    expect(await persister.getSession('old-other')).not.toBeNull()
+    expect(await persister.getSession(fresh.id)).not.toBeNull()
+    await expect(agent.pruneSessions({} as never)).rejects.toMatchObject({ code: 'VALIDATION' })
+    await agent.close()
+  })
+
+  it('AgentConfig.retention prunes on initialize() and on its timer', async () => {
+    const persister = new InMemoryPersister()
+    const stale = (id: string) =>
+      persister.saveSession({
+        id,
+        summary: '',
+        createdAt: new Date(0).toISOString(),
+        lastActivity: new Date(0).toISOString(),
+        state: 'idle',
+        tokenUsage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      })
+    await stale('s1')
+    const agent = createAgent(
+      { retention: { inactiveForMs: 1000, intervalMs: 20 } },
+      { adapter: new ScriptedAdapter([]), persister },
+    )
+    await agent.initialize()
+    for (let i = 0; i < 50 && (await persister.getSession('s1')) !== null; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    expect(await persister.getSession('s1')).toBeNull()
+    await stale('s2')
+    for (let i = 0; i < 50 && (await persister.getSession('s2')) !== null; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(await persister.getSession('s2')).toBeNull()
+    await agent.close()
+    expect(() => createAgent({ retention: { intervalMs: 5 } } as never)).toThrow(/inactiveForMs/)
+  })
+})
