@@ -13,6 +13,9 @@ export type {
 } from './agent/agent-config.js'
 export { createAgent } from './agent/create-agent.js'
 export type { PruneSessionsOptions, RetentionOptions } from './agent/prune-sessions.js'
+export type { AgentProfile } from './agent/agent-profile.js'
+export { agentTool } from './tools/agent-tool.js'
+export type { AgentToolInput, AgentToolOptions } from './tools/agent-tool.js'
 
 // Sessions
 export type { SendOptions, Session } from './session/session.js'

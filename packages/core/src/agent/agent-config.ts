@@ -3,6 +3,7 @@ import type { AgentPersister } from '../contracts/agent-persister.js'
 import type { SessionFactory } from '../contracts/session-factory.js'
 import type { RetryOptions } from '../retry/retry-options.js'
 import type { Durability, WriteRetryOptions } from '../session/session-runtime-options.js'
+import type { AgentProfile } from './agent-profile.js'
 import type { RetentionOptions } from './prune-sessions.js'
 import type { Tool } from '../tools/tool.js'
 import type { Logger } from '../util/logger.js'
@@ -48,6 +49,13 @@ export interface AgentConfig {
    * timer. Needs a persister with `retention`. Default is none.
    */
   retention?: RetentionOptions
+  /**
+   * Named profiles sharing each session's conversation (DESIGN §10.3): `send(…, { agent })` picks
+   * one, `handoffs` let one hand over to another, `agentTool(name)` runs one in a child session.
+   * The top-level config is the profile `default`. With profiles, every agent message carries
+   * `agentName`. Default is none.
+   */
+  agents?: Record<string, AgentProfile>
 }
 
 /** The plugins of an agent. Missing ones are resolved in `initialize()`. */

@@ -10,6 +10,7 @@ import type { SessionRuntimeOptions } from '../session/session-runtime-options.j
 import type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
 import { createDefaultAdapter, createDefaultPersister } from './resolve-default-plugins.js'
 import { SessionManager } from './session-manager.js'
+import { resolveProfiles } from './agent-profile.js'
 import {
   type PruneSessionsOptions,
   pruneSessions,
@@ -189,7 +190,16 @@ export class AgentCore implements Agent {
       runtime.owner = this.#owner
       if (config.leaseTtlMs !== undefined) runtime.leaseTtlMs = config.leaseTtlMs
       if (deps.logger !== undefined) runtime.logger = deps.logger
-      const manager = new SessionManager({
+      if (config.agents !== undefined) {
+        runtime.profiles = resolveProfiles(config.agents, runtime.tools)
+        // The default profile's tools, with agent tools described from their profiles.
+        runtime.tools = [...(runtime.profiles.get('default')?.tools ?? runtime.tools)]
+      }
+      runtime.children = {
+        open: (init) => manager.openChild(init),
+        find: (id) => manager.getSession(id),
+      }
+      const manager: SessionManager = new SessionManager({
         adapter,
         persister,
         factory: deps.sessionFactory ?? new DefaultSessionFactory(),

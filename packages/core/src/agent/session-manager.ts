@@ -4,6 +4,7 @@ import type { SessionFactory } from '../contracts/session-factory.js'
 import { isAgentError } from '../errors/agent-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import type { Session } from '../session/session.js'
+import type { ChildInit } from '../session/subagents.js'
 import type { SessionEvent } from '../session/session-events.js'
 import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
 import type { Tool } from '../tools/tool.js'
@@ -72,6 +73,33 @@ export class SessionManager {
     if (options.metadata !== undefined) data.metadata = cloneJson(options.metadata, 'metadata')
     await withRetry(() => this.#options.persister.saveSession(data))
     return this.#adopt(data, [], options.tools)
+  }
+
+  /**
+   * The child session of an agent tool's call (DESIGN §10.3): loaded when it exists, otherwise
+   * created and persisted with its parent's scope, `parentSessionId`, `parentToolUseId` and the
+   * profile it runs as `activeAgent`.
+   */
+  async openChild(init: ChildInit): Promise<Session> {
+    const existing = await this.getSession(init.id)
+    if (existing) return existing
+    const { userId, appName } = this.#options
+    const now = new Date().toISOString()
+    const data: SessionData = {
+      id: init.id,
+      summary: '',
+      createdAt: now,
+      lastActivity: now,
+      state: 'created',
+      tokenUsage: emptyUsage(),
+      parentSessionId: init.parentSessionId,
+      parentToolUseId: init.parentToolUseId,
+      activeAgent: init.agent,
+    }
+    if (userId !== undefined) data.userId = userId
+    if (appName !== undefined) data.appName = appName
+    await withRetry(() => this.#options.persister.saveSession(data))
+    return this.#sessions.get(init.id) ?? this.#adopt(data, [])
   }
 
   /** The session with this id in this agent's scope, or `undefined`. Reads metadata only. */

@@ -1,7 +1,9 @@
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { describe, isPlainObject, rejectUnknownKeys, validateTools } from '../session/validate-input.js'
+import type { Tool } from '../tools/tool.js'
 import type { AgentConfig, AgentDeps, CreateSessionOptions } from './agent-config.js'
+import { type AgentProfile, resolveProfiles } from './agent-profile.js'
 
 const CONFIG_KEYS = [
   'workspace',
@@ -17,6 +19,7 @@ const CONFIG_KEYS = [
   'writeRetry',
   'leaseTtlMs',
   'retention',
+  'agents',
 ] as const satisfies ReadonlyArray<keyof AgentConfig>
 const DEPS_KEYS = ['adapter', 'persister', 'sessionFactory', 'logger'] as const satisfies ReadonlyArray<
   keyof AgentDeps
@@ -77,6 +80,53 @@ export function validateAgentConfig(config: unknown): asserts config is AgentCon
     maxDelayMs: 0,
   })
   if (value.tools !== undefined) validateTools(value.tools, 'tools', configError)
+  if (value.agents !== undefined) {
+    validateProfiles(value.agents)
+    resolveProfiles(value.agents as Record<string, AgentProfile>, (value.tools as Tool[] | undefined) ?? [])
+  }
+}
+
+const PROFILE_KEYS = [
+  'description',
+  'model',
+  'systemPrompt',
+  'tools',
+  'adapter',
+  'knowledge',
+  'handoffs',
+] as const
+
+function validateProfiles(agents: unknown): void {
+  if (!isPlainObject(agents)) throw configError('agents must be an object of named profiles.')
+  for (const [name, profile] of Object.entries(agents)) {
+    const at = `agents.${name}`
+    if (!isPlainObject(profile)) throw configError(`${at} must be a profile object.`)
+    rejectUnknownKeys(profile, PROFILE_KEYS, `${at} key`, configError)
+    for (const key of ['description', 'systemPrompt'] as const) {
+      if (profile[key] !== undefined && typeof profile[key] !== 'string')
+        throw configError(`${at}.${key} must be a string.`)
+    }
+    if (profile.model !== undefined && (typeof profile.model !== 'string' || profile.model === '')) {
+      throw configError(`${at}.model must be a non-empty string.`)
+    }
+    if (profile.tools !== undefined) validateTools(profile.tools, `${at}.tools`, configError)
+    const adapter = profile.adapter as Record<string, unknown> | undefined
+    if (
+      adapter !== undefined &&
+      (typeof adapter?.getName !== 'function' || typeof adapter?.stream !== 'function')
+    ) {
+      throw configError(`${at}.adapter must be an AgentAdapter (getName and stream).`)
+    }
+    if (
+      profile.handoffs !== undefined &&
+      (!Array.isArray(profile.handoffs) || profile.handoffs.some((h) => typeof h !== 'string'))
+    ) {
+      throw configError(`${at}.handoffs must be an array of profile names.`)
+    }
+    if (profile.knowledge !== undefined && !Array.isArray(profile.knowledge)) {
+      throw configError(`${at}.knowledge must be an array of file paths or { name, text } entries.`)
+    }
+  }
 }
 
 /** Checks `createAgent`'s plugins: known keys only, each the right kind of object. */

@@ -24,11 +24,12 @@ import {
   type PendingAnswer,
   pendingCalls,
   repliedInstead,
-  runAnsweredBatch,
   type WaitingBatch,
 } from './approvals.js'
 import { type Continuation, continuationForRetry, historyForModel } from './continuation.js'
-import { mergeTools, runToolStep, toolCallsOf } from './tool-step.js'
+import { handoffTarget, handoffTools } from './handoffs.js'
+import { DEFAULT_PROFILE, type SessionProfile } from './session-profile.js'
+import { type BatchContext, mergeTools, runBatch, toolCallsOf } from './tool-step.js'
 import { type SendInput, validateSendInput, validateSendOptions } from './validate-input.js'
 import { SessionLease } from './session-lease.js'
 import { WriteQueue } from './write-queue.js'
@@ -67,6 +68,8 @@ export class BaseSession implements Session {
   #listeners = new Set<SessionListener>()
   #queue: WriteQueue | undefined
   readonly #lease: SessionLease | undefined
+  /** The adapter that issued the provider session id: only it gets it back as `resume`. */
+  #resumeAdapter: AgentAdapter
   #run: SendRun | undefined
   #running: Promise<unknown> | undefined
 
@@ -80,6 +83,7 @@ export class BaseSession implements Session {
     this.#data = { ...data }
     this.#usage = { ...(data.tokenUsage ?? emptyUsage()) }
     this.#history = new SessionHistory(persister, data.id, init.messages)
+    this.#resumeAdapter = options.profiles?.get(data.activeAgent ?? DEFAULT_PROFILE)?.adapter ?? adapter
     if (persister && options.owner !== undefined && SessionLease.isSupportedBy(persister)) {
       this.#lease = new SessionLease({
         persister,
@@ -206,11 +210,9 @@ export class BaseSession implements Session {
   async getPending(): Promise<PendingToolCall[]> {
     this.#assertUsable()
     if (this.#data.state !== 'waiting_input') return []
-    const messages = await this.#history.load()
-    const batch = await findWaitingBatch(messages, mergeTools(this.options.tools), {
-      sessionId: this.id,
-      signal: new AbortController().signal,
-    })
+    await this.#history.load()
+    const tools = this.#toolsOf(this.#profile(this.#data.activeAgent), {})
+    const batch = await this.#waitingBatch(tools, new AbortController().signal)
     return batch?.pending ?? []
   }
 
@@ -291,6 +293,7 @@ export class BaseSession implements Session {
     if (this.#run) throw new SessionBusyError(this.id)
     const input = validateSendInput(content)
     const checkedOptions = validateSendOptions(options)
+    if (checkedOptions.agent !== undefined) this.#profile(checkedOptions.agent)
     if (!canSend(this.#data.state) && this.#data.state !== 'active') {
       throw new SessionStateError(`Session ${this.id} cannot send in state '${this.#data.state}'.`, {
         state: this.#data.state,
@@ -352,21 +355,30 @@ export class BaseSession implements Session {
       }
       await this.#history.load()
       this.#throwIfAborted(signal)
-      const tools = mergeTools(this.options.tools, options.tools)
+      let profile = this.#profile(options.agent ?? this.#data.activeAgent)
+      let tools = this.#toolsOf(profile, options)
       // Everything that can refuse the send happens before the first write or state change.
       const batch = run.input.kind === 'retry' ? undefined : await this.#waitingBatch(tools, signal)
       const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
       const retryFrom = run.input.kind === 'retry' ? this.#retryContinuation() : undefined
       started = true
-      let { prompt, historyEnd } = retryFrom ?? (await this.#open(run, tools, signal, batch, answers))
-
+      const opening = retryFrom ?? (await this.#open(run, tools, signal, batch, answers))
+      let { prompt, historyEnd } = 'waiting' in opening ? { prompt: '', historyEnd: 0 } : opening
       const maxSteps = options.maxSteps ?? this.options.maxSteps
       const context = this.#requestContext(run, signal)
       let last: AnyMessage | undefined
-      let pending: PendingToolCall[] = []
-      for (let step = 1; ; step++) {
-        const streamOptions = this.#streamOptions(historyEnd, tools, options, signal)
-        emit({ type: 'step-start', step, agent: 'default', model: streamOptions.model })
+      let pending: PendingToolCall[] = 'waiting' in opening ? opening.waiting : []
+      for (let step = 1; pending.length === 0; step++) {
+        context.adapter = profile.adapter ?? this.adapter
+        const streamOptions = this.#streamOptions(
+          historyEnd,
+          tools,
+          options,
+          signal,
+          profile,
+          context.adapter,
+        )
+        emit({ type: 'step-start', step, agent: profile.name, model: streamOptions.model })
         let outcome: ResponseOutcome
         try {
           outcome = await runModelRequest(context, prompt, streamOptions, this.#history.nextSeq())
@@ -380,20 +392,33 @@ export class BaseSession implements Session {
             : { type: 'step-finish', step, stopReason: outcome.message.stopReason },
         )
         if (outcome.usage) sendUsage = addUsage(sendUsage, outcome.usage)
-        last = this.transformMessage(outcome.message)
+        last = this.transformMessage(this.#stamp(outcome.message, profile))
         await this.#write(this.#append(last, run))
         const calls = toolCallsOf(last)
         if (calls.length === 0) break
-        const stepContext = { sessionId: this.id, signal, messages: this.#history.messages, emit }
+        const stepContext = this.#batchContext(run, signal)
         // A call that needs approval or is a client tool holds the whole batch (DESIGN §10.1).
         pending = await pendingCalls(calls, tools, stepContext)
         if (pending.length > 0) break
-        const results = await runToolStep(calls, tools, stepContext)
+        const batchOutcome = await runBatch(calls, tools, stepContext)
+        if (batchOutcome.kind === 'waiting') {
+          pending = batchOutcome.pending
+          break
+        }
+        if (batchOutcome.usage) sendUsage = addUsage(sendUsage, batchOutcome.usage)
         this.#throwIfAborted(signal)
         historyEnd = this.#history.messages.length
-        await this.#write(this.#append(this.#newMessage('tool', results), run))
+        await this.#write(this.#append(this.#newMessage('tool', batchOutcome.results), run))
+        prompt = batchOutcome.results
+        // A `transfer_to_<name>` call hands the same send over to that profile (DESIGN §10.3).
+        const target = handoffTarget(calls, profile)
+        if (target !== undefined) {
+          emit({ type: 'handoff', from: profile.name, to: target })
+          profile = this.#profile(target)
+          tools = this.#toolsOf(profile, options)
+          this.#data.activeAgent = target
+        }
         if (step >= maxSteps) break
-        prompt = results
       }
 
       this.#data.lastActivity = new Date().toISOString()
@@ -467,7 +492,11 @@ export class BaseSession implements Session {
 
   /** The unanswered tool batch the stored conversation ends with, if any. */
   async #waitingBatch(tools: Map<string, Tool>, signal: AbortSignal): Promise<WaitingBatch | undefined> {
-    return findWaitingBatch(this.#history.messages, tools, { sessionId: this.id, signal })
+    return findWaitingBatch(this.#history.messages, tools, {
+      sessionId: this.id,
+      signal,
+      children: this.options.children,
+    })
   }
 
   #retryContinuation(): Continuation {
@@ -491,22 +520,19 @@ export class BaseSession implements Session {
     signal: AbortSignal,
     batch: WaitingBatch | undefined,
     answers: Map<string, PendingAnswer> | undefined,
-  ): Promise<Continuation> {
+  ): Promise<Continuation | { waiting: PendingToolCall[] }> {
     const { emit } = run
     if (run.input.kind === 'answers' && batch !== undefined && answers !== undefined) {
       this.#setState('active', emit)
       this.#data.lastActivity = new Date().toISOString()
       void this.#queue?.saveSession(this.toSessionData())
-      const results = await runAnsweredBatch(batch, answers, tools, {
-        sessionId: this.id,
-        signal,
-        messages: this.#history.messages,
-        emit,
-      })
+      const outcome = await runBatch(batch.calls, tools, this.#batchContext(run, signal), answers)
+      // A sub-agent stopped again for another answer: the batch keeps waiting.
+      if (outcome.kind === 'waiting') return { waiting: outcome.pending }
       this.#throwIfAborted(signal)
       const historyEnd = this.#history.messages.length
-      await this.#write(this.#append(this.#newMessage('tool', results), run))
-      return { prompt: results, historyEnd }
+      await this.#write(this.#append(this.#newMessage('tool', outcome.results), run))
+      return { prompt: outcome.results, historyEnd }
     }
     const content = (run.input as { content: string | ContentBlock[] }).content
     if (batch !== undefined) this.#append(this.#newMessage('tool', repliedInstead(batch)), run)
@@ -540,7 +566,7 @@ export class BaseSession implements Session {
   }
 
   #requestContext(run: SendRun, signal: AbortSignal): ModelRequestContext {
-    return {
+    const context: ModelRequestContext = {
       sessionId: this.id,
       adapter: this.adapter,
       signal,
@@ -551,6 +577,7 @@ export class BaseSession implements Session {
       sink: run.sink,
       extractSessionId: (event) => this.extractSessionId(event),
       onProviderSessionId: (id) => {
+        this.#resumeAdapter = context.adapter
         if (id === this.#data.providerSessionId) return
         this.#data.providerSessionId = id
         void this.#queue?.saveSession(this.toSessionData())
@@ -560,12 +587,56 @@ export class BaseSession implements Session {
       },
       saveCheckpoint: (message) => this.#write(this.#queue?.saveMessage(message)),
       keepPartial: (message) => {
-        const kept = this.#history.append({ ...message, incomplete: true })
+        const kept = this.#history.append({ ...message, incomplete: true, ...this.#agentNameOf(message) })
         void this.#queue?.saveMessage(kept)
         run.emit({ type: 'message', message: kept })
       },
       toError: (caught) => this.#toError(caught, signal),
     }
+    return context
+  }
+
+  #batchContext(run: SendRun, signal: AbortSignal): BatchContext {
+    return {
+      sessionId: this.id,
+      signal,
+      messages: this.#history.messages,
+      emit: run.emit,
+      children: this.options.children,
+    }
+  }
+
+  /** The profile with this name (`default` when none is given); an unknown name is a ValidationError. */
+  #profile(name: string | undefined): SessionProfile {
+    const profiles = this.options.profiles
+    const wanted = name ?? DEFAULT_PROFILE
+    const profile = profiles?.get(wanted)
+    if (profile !== undefined) return profile
+    if (wanted === DEFAULT_PROFILE || (name === this.#data.activeAgent && profiles !== undefined)) {
+      return profiles?.get(DEFAULT_PROFILE) ?? { name: DEFAULT_PROFILE, tools: [], handoffs: [] }
+    }
+    const known =
+      profiles === undefined ? 'this agent defines no profiles' : `known: ${[...profiles.keys()].join(', ')}`
+    throw new ValidationError(`Unknown agent profile '${wanted}' (${known}).`)
+  }
+
+  /** A profile's tools for this send: its own (the default profile's include the session's), its handoffs, the send's. */
+  #toolsOf(profile: SessionProfile, options: SendOptions): Map<string, Tool> {
+    const own = profile.name === DEFAULT_PROFILE ? this.options.tools : profile.tools
+    const handoffs = this.options.profiles ? handoffTools(profile, this.options.profiles) : []
+    return mergeTools(own, handoffs, options.tools)
+  }
+
+  /** With profiles, an agent message carries the name of the profile that wrote it; the session remembers it. */
+  #stamp(message: AnyMessage, profile: SessionProfile): AnyMessage {
+    if (this.options.profiles === undefined) return message
+    this.#data.activeAgent = profile.name
+    return { ...message, agentName: profile.name }
+  }
+
+  #agentNameOf(message: AnyMessage): { agentName?: string } {
+    if (this.options.profiles === undefined) return {}
+    return { agentName: this.#run?.options.agent ?? this.#data.activeAgent ?? DEFAULT_PROFILE }
   }
 
   #streamOptions(
@@ -573,13 +644,16 @@ export class BaseSession implements Session {
     tools: Map<string, Tool>,
     options: SendOptions,
     signal: AbortSignal,
+    profile: SessionProfile,
+    adapter: AgentAdapter,
   ): AdapterStreamOptions {
+    const isDefault = profile.name === DEFAULT_PROFILE
     const streamOptions: AdapterStreamOptions = {
-      model: options.model ?? this.model,
+      model: options.model ?? (isDefault ? undefined : profile.model) ?? this.model,
       history: historyForModel(this.#history.messages, historyEnd),
       signal,
     }
-    const systemPrompt = options.systemPrompt ?? this.systemPrompt
+    const systemPrompt = options.systemPrompt ?? (isDefault ? this.systemPrompt : profile.systemPrompt)
     if (systemPrompt !== undefined) streamOptions.systemPrompt = systemPrompt
     if (tools.size > 0) {
       streamOptions.tools = [...tools.values()].map(({ name, description, inputSchema }) => ({
@@ -588,7 +662,10 @@ export class BaseSession implements Session {
         inputSchema,
       }))
     }
-    if (this.#data.providerSessionId !== undefined) streamOptions.resume = this.#data.providerSessionId
+    // A provider session id goes back only to the adapter that issued it; another one replays the history.
+    if (this.#data.providerSessionId !== undefined && adapter === this.#resumeAdapter) {
+      streamOptions.resume = this.#data.providerSessionId
+    }
     if (options.maxOutputTokens !== undefined) streamOptions.maxOutputTokens = options.maxOutputTokens
     if (options.temperature !== undefined) streamOptions.temperature = options.temperature
     if (options.providerOptions !== undefined) streamOptions.providerOptions = options.providerOptions

@@ -35,6 +35,10 @@ export type SessionEvent =
   | { type: 'done'; result: SendResult }
   /** The send stopped: these calls need an approval or a client tool's answer (state `waiting_input`). */
   | { type: 'input-required'; pending: PendingToolCall[] }
+  /** A profile handed the conversation to another (`transfer_to_<to>`); the same send goes on with `to`. */
+  | { type: 'handoff'; from: string; to: string }
+  /** An event of a child session run by an agent tool (never repeated as the parent's own). */
+  | { type: 'subagent'; sessionId: string; agent: string; event: SessionEvent }
   /** Before each model request of a send: `step` counts from 1; `agent` is the profile (`'default'`). */
   | { type: 'step-start'; step: number; agent: string; model: string }
   /** After each model request, also a failed one (`stopReason` `'error'` or `'aborted'`, no usage). */

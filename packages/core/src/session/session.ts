@@ -21,6 +21,11 @@ export interface SendOptions {
   temperature?: number
   /** Provider-specific options keyed by provider name, passed to the adapter. */
   providerOptions?: Record<string, unknown>
+  /**
+   * The profile of `AgentConfig.agents` that answers this send (`'default'` is the top-level one).
+   * Default is the session's `activeAgent`, the profile that answered last.
+   */
+  agent?: string
 }
 
 /** A conversation. Made by the agent (`createSession`, `getSession`), never with `new` by users. */

@@ -15,6 +15,7 @@ const SEND_OPTION_KEYS = [
   'maxOutputTokens',
   'temperature',
   'providerOptions',
+  'agent',
 ] as const satisfies ReadonlyArray<keyof SendOptions>
 
 /** What a `send` carries: content for a new user message, or answers to pending tool calls. */
@@ -132,6 +133,7 @@ export function validateSendOptions(options: unknown): SendOptions {
   }
   optionalString(value.model, 'model', true)
   optionalString(value.systemPrompt, 'systemPrompt', false)
+  optionalString(value.agent, 'agent', true)
   optionalInteger(value.maxSteps, 'maxSteps', 1)
   optionalInteger(value.maxOutputTokens, 'maxOutputTokens', 1)
   if (
