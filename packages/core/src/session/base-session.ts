@@ -587,7 +587,7 @@ export class BaseSession implements Session {
       },
       saveCheckpoint: (message) => this.#write(this.#queue?.saveMessage(message)),
       keepPartial: (message) => {
-        const kept = this.#history.append({ ...message, incomplete: true, ...this.#agentNameOf(message) })
+        const kept = this.#history.append({ ...message, incomplete: true, ...this.#agentName() })
         void this.#queue?.saveMessage(kept)
         run.emit({ type: 'message', message: kept })
       },
@@ -634,7 +634,7 @@ export class BaseSession implements Session {
     return { ...message, agentName: profile.name }
   }
 
-  #agentNameOf(message: AnyMessage): { agentName?: string } {
+  #agentName(): { agentName?: string } {
     if (this.options.profiles === undefined) return {}
     return { agentName: this.#run?.options.agent ?? this.#data.activeAgent ?? DEFAULT_PROFILE }
   }

@@ -57,7 +57,9 @@ function validateAnswer(answer: unknown, index: number): void {
     if (typeof content !== 'string' && !Array.isArray(content)) {
       throw new ValidationError(`${at}.content must be a string or an array of content blocks.`)
     }
-    if (Array.isArray(content)) content.forEach((block, i) => validateBlock(block, i, `${at}.content`))
+    if (Array.isArray(content)) {
+      for (const [i, block] of content.entries()) validateBlock(block, i, `${at}.content`)
+    }
     if (answer.isError !== undefined && typeof answer.isError !== 'boolean') {
       throw new ValidationError(`${at}.isError must be a boolean.`)
     }
@@ -80,7 +82,7 @@ export function validateContent(content: unknown): string | ContentBlock[] {
     )
   }
   if (content.length === 0) throw new ValidationError('content must not be an empty array.')
-  content.forEach((block, index) => validateBlock(block, index, 'content'))
+  for (const [index, block] of content.entries()) validateBlock(block, index, 'content')
   return cloneJson(content as ContentBlock[], 'content')
 }
 
