@@ -6,6 +6,7 @@ import { dirname, join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import BetterSqlite3 from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
+import { REQUIRED_NODE_API_VERSION } from './check-node-api.js'
 
 // The native addon is what ties this package to a Node version: CI runs this file under every
 // supported major (see the root README), each from its own fresh install.
@@ -18,8 +19,10 @@ const betterSqlite3Folder = realpathSync(
 )
 const runtime = `Node ${process.version} (modules ${process.versions.modules}, Node-API ${process.versions.napi})`
 
-describe(`the better-sqlite3 addon`, () => {
+describe('the better-sqlite3 addon', () => {
   it('loads from the installed better-sqlite3 package and runs statements on a file database', () => {
+    // Its prebuilt binaries are Node-API 10 addons (Node 22.14 and later).
+    expect(Number(process.versions.napi), runtime).toBeGreaterThanOrEqual(REQUIRED_NODE_API_VERSION)
     const database = new BetterSqlite3(join(folder, 'addon.db'))
     try {
       expect(database.pragma('journal_mode = WAL', { simple: true })).toBe('wal')
