@@ -8,8 +8,8 @@
 // - vitest's summary line: `Tests  12 passed | 1 skipped | 1 todo (14)`;
 // - node:test's summary block, in the format of whichever reporter printed it: `tap` (`# pass 4`,
 //   `# skipped 1`; Node 22's default when stdout is not a terminal), `spec` (`ℹ pass 4`; the
-//   default from Node 23 on) or `junit` (`<!-- pass 4 -->`). The dot and lcov reporters print no
-//   counts; the per-test markers below still reveal their skips to a tap or spec reader, not to them.
+//   default from Node 23 on) or `junit` (`<!-- pass 4 -->`). The dot and lcov reporters print
+//   neither counts nor skip markers, so their runs are invisible here; no package uses them.
 // Per-test skip markers (`ok 3 - name # SKIP reason` in TAP, `﹣ name (1ms)` in spec, `# TODO`
 // in both) are counted as well, and the larger of the two counts wins, so a summary the check
 // cannot read does not hide a skip. A todo test counts as skipped.
