@@ -43,6 +43,16 @@ export type {
 
 // Tools, retry, logging
 export type { PendingToolCall, Tool, ToolAnswer, ToolApproval, ToolContext } from './tools/tool.js'
+export { tool } from './tools/tool.js'
+export type { SchemaLike } from './tools/schema.js'
+export type {
+  InferSchemaOutput,
+  StandardIssue,
+  StandardJsonSchemaConverter,
+  StandardResult,
+  StandardSchemaProps,
+  StandardSchemaV1,
+} from './contracts/standard-schema.js'
 export type { RetryOptions } from './retry/retry-options.js'
 export type { Logger } from './util/logger.js'
 

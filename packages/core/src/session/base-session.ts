@@ -83,17 +83,17 @@ export class BaseSession implements Session {
     return this.#core.toSessionData()
   }
 
-  send(
+  send<Output = unknown>(
     content: string | Array<ContentBlock | ToolApproval | ToolAnswer>,
     options?: SendOptions,
-  ): Promise<SendResult> {
+  ): Promise<SendResult<Output>> {
     let run: SendRun
     try {
       run = this.#begin(content, options, undefined)
     } catch (error) {
       return Promise.reject(error)
     }
-    return this.#start(run)
+    return this.#start(run) as Promise<SendResult<Output>>
   }
 
   stream(

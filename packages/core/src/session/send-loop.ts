@@ -19,6 +19,7 @@ import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from 
 import { partialAgentName, profileFor, stampAgentName, streamOptionsFor, toolsFor } from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult } from './session-events.js'
+import { checkAgainst, type SchemaLike } from '../tools/schema.js'
 import { type BatchContext, runBatch, toolCallsOf } from './tool-step.js'
 
 const SUMMARY_LENGTH = 100
@@ -117,16 +118,24 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     }
 
     core.data.lastActivity = new Date().toISOString()
+    const text = textOf(last?.content ?? '')
+    // Structured output is checked before the send counts as done: an invalid reply stays stored
+    // and the send fails with OUTPUT_INVALID (state `error`, so `retry()` can ask again).
+    const output =
+      options.output !== undefined && pending.length === 0
+        ? await parseOutput(text, options.output.schema)
+        : undefined
     core.setState(pending.length > 0 ? 'waiting_input' : 'idle', emit)
     await core.write(core.queue?.saveSession(core.toSessionData()))
     if (pending.length > 0) emit({ type: 'input-required', pending })
     const result: SendResult = {
       messages: run.produced,
-      text: textOf(last?.content ?? ''),
+      text,
       usage: sendUsage,
       stopReason: last?.stopReason,
     }
     if (pending.length > 0) result.pending = pending
+    if (output !== undefined) result.output = output.value
     emit({ type: 'done', result })
     return result
   } catch (caught) {
@@ -298,4 +307,32 @@ function summarize(content: string | ContentBlock[]): string {
   const text = textOf(content).replace(/\s+/g, ' ').trim()
   const characters = Array.from(text)
   return characters.length > SUMMARY_LENGTH ? `${characters.slice(0, SUMMARY_LENGTH - 1).join('')}…` : text
+}
+
+/**
+ * The structured output of a reply: its text parsed as JSON (a Markdown code fence around it is
+ * tolerated) and checked against the schema. Throws a ValidationError of code `OUTPUT_INVALID`.
+ */
+async function parseOutput(text: string, schema: SchemaLike): Promise<{ value: unknown }> {
+  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(text)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(fenced ? fenced[1]! : text)
+  } catch (cause) {
+    throw new ValidationError(
+      'The reply is not the JSON the output schema asks for; it is stored as it is.',
+      {
+        code: 'OUTPUT_INVALID',
+        cause,
+      },
+    )
+  }
+  const checked = await checkAgainst(schema, parsed)
+  if (!checked.ok) {
+    throw new ValidationError(
+      `The reply does not match the output schema (${checked.issues.join('; ')}); it is stored as it is.`,
+      { code: 'OUTPUT_INVALID' },
+    )
+  }
+  return { value: checked.value }
 }

@@ -1,6 +1,7 @@
 import type { AdapterStreamOptions, AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AnyMessage } from '../contracts/messages.js'
 import { ValidationError } from '../errors/validation-error.js'
+import { toJsonSchema } from '../tools/schema.js'
 import type { Tool } from '../tools/tool.js'
 import { historyForModel } from './continuation.js'
 import { handoffTools } from './handoffs.js'
@@ -73,7 +74,7 @@ export function streamOptionsFor(
     streamOptions.tools = [...tools.values()].map(({ name, description, inputSchema }) => ({
       name,
       description,
-      inputSchema,
+      inputSchema: toJsonSchema(inputSchema, `tool '${name}'`),
     }))
   }
   // A provider session id goes back only to the adapter that issued it; another one replays the history.
@@ -83,5 +84,11 @@ export function streamOptionsFor(
   if (options.maxOutputTokens !== undefined) streamOptions.maxOutputTokens = options.maxOutputTokens
   if (options.temperature !== undefined) streamOptions.temperature = options.temperature
   if (options.providerOptions !== undefined) streamOptions.providerOptions = options.providerOptions
+  if (options.output !== undefined) {
+    streamOptions.output = {
+      name: options.output.name ?? 'output',
+      schema: toJsonSchema(options.output.schema, 'output.schema'),
+    }
+  }
   return streamOptions
 }

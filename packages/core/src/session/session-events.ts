@@ -4,7 +4,7 @@ import type { PendingToolCall } from '../tools/tool.js'
 import type { SessionState } from '../contracts/session-state.js'
 
 /** What a `send` resolves to. */
-export interface SendResult {
+export interface SendResult<Output = unknown> {
   /** The messages this send persisted, in order (user message first). */
   messages: AnyMessage[]
   /** The final agent text. */
@@ -14,6 +14,8 @@ export interface SendResult {
   stopReason: StopReason | undefined
   /** Present when the send stopped to wait for the application (state `waiting_input`, DESIGN §10.1). */
   pending?: PendingToolCall[]
+  /** The structured output (`SendOptions.output`): parsed and validated. */
+  output?: Output
 }
 
 /** The events of a session, as `stream()` yields them and `subscribe` listeners receive them. */

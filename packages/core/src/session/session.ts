@@ -1,5 +1,6 @@
 import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages.js'
 import type { PendingToolCall, ToolAnswer, ToolApproval } from '../tools/tool.js'
+import type { SchemaLike } from '../tools/schema.js'
 import type { Tool } from '../tools/tool.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import type { MessagesQuery } from './session-history.js'
@@ -26,6 +27,13 @@ export interface SendOptions {
    * Default is the session's `activeAgent`, the profile that answered last.
    */
   agent?: string
+  /**
+   * Structured output: the reply's final text must be JSON matching `schema` (a JSON Schema
+   * object, or a Standard Schema such as a zod 4 or valibot schema). `SendResult.output` holds the
+   * parsed (and, for a Standard Schema, validated) value; output that does not parse or validate
+   * rejects with a `ValidationError` of code `OUTPUT_INVALID`, the reply staying stored.
+   */
+  output?: { schema: SchemaLike; name?: string }
 }
 
 /** A conversation. Made by the agent (`createSession`, `getSession`), never with `new` by users. */
@@ -45,10 +53,10 @@ export interface Session {
    * stops to wait for the application (`SendResult.pending`). `content` is a string, content
    * blocks, or — while `waiting_input` — the answers to every pending call.
    */
-  send(
+  send<Output = unknown>(
     content: string | Array<ContentBlock | ToolApproval | ToolAnswer>,
     options?: SendOptions,
-  ): Promise<SendResult>
+  ): Promise<SendResult<Output>>
   /**
    * Sends a message and yields its events live. A failed send yields its `error` event and then
    * throws that error from the iterator; an abort ends the iteration quietly after `state: aborted`.
