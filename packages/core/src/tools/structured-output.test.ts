@@ -170,7 +170,7 @@ describe('typed tools', () => {
     await agent.close()
   })
 
-  it('a valibot schema validates tool input; one without a JSON Schema converter is a clear ConfigurationError', () => {
+  it('a Standard Schema whose library has no JSON Schema converter (valibot 1.x) is a clear ConfigurationError', () => {
     const schema = v.object({ q: v.string() })
     const hasConverter =
       typeof (schema as { '~standard': { jsonSchema?: unknown } })['~standard'].jsonSchema === 'object'
