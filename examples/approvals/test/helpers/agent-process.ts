@@ -55,11 +55,16 @@ export class AgentProcess {
     return this.process.pid
   }
 
-  send(content: unknown, options: { sessionId?: string; replies?: Scenario[] } = {}): Promise<SendReply | Failure> {
+  send(
+    content: unknown,
+    options: { sessionId?: string; replies?: Scenario[] } = {},
+  ): Promise<SendReply | Failure> {
     return this.#call({ op: 'send', content, ...options }) as Promise<SendReply | Failure>
   }
 
-  pending(sessionId: string): Promise<{ ok: true; state: SessionState; pending: PendingToolCall[] } | Failure> {
+  pending(
+    sessionId: string,
+  ): Promise<{ ok: true; state: SessionState; pending: PendingToolCall[] } | Failure> {
     return this.#call({ op: 'pending', sessionId }) as Promise<
       { ok: true; state: SessionState; pending: PendingToolCall[] } | Failure
     >

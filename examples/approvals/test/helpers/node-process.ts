@@ -25,8 +25,20 @@ export interface NodeProcess {
 const running = new Set<NodeProcess>()
 
 /** Starts `node …args` with piped stdio. */
-export function startNode(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): NodeProcess {
-  const child = spawn(process.execPath, args, {
+export function startNode(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): NodeProcess {
+  return startProcess(process.execPath, args, options)
+}
+
+/** Starts `command …args` with piped stdio. */
+export function startProcess(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): NodeProcess {
+  const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env ?? process.env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -66,7 +78,10 @@ export function startNode(args: string[], options: { cwd?: string; env?: NodeJS.
             done(new Error(`process exited before printing ${JSON.stringify(text)}`))
           }
         }
-        const timer = setTimeout(() => done(new Error(`no ${JSON.stringify(text)} within ${timeoutMs} ms`)), timeoutMs)
+        const timer = setTimeout(
+          () => done(new Error(`no ${JSON.stringify(text)} within ${timeoutMs} ms`)),
+          timeoutMs,
+        )
         const done = (error?: Error): void => {
           clearTimeout(timer)
           listeners.delete(check)
