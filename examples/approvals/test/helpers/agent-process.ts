@@ -35,7 +35,10 @@ export class AgentProcess {
     this.process = process
   }
 
-  static async start(files: Files, options: { toolDelayMs?: number } = {}): Promise<AgentProcess> {
+  static async start(
+    files: Files,
+    options: { toolDelayMs?: number; leaseTtlMs?: number; crashWhenWaiting?: boolean } = {},
+  ): Promise<AgentProcess> {
     const process = startNode([
       SCRIPT,
       '--db',
@@ -46,6 +49,9 @@ export class AgentProcess {
       files.runsLog,
       '--tool-delay-ms',
       String(options.toolDelayMs ?? 0),
+      '--lease-ttl-ms',
+      String(options.leaseTtlMs ?? 30_000),
+      ...(options.crashWhenWaiting === true ? ['--crash-when-waiting'] : []),
     ])
     await process.waitFor('"ready":true')
     return new AgentProcess(process)
