@@ -152,7 +152,12 @@ export class BaseSession implements Session {
   async getPending(): Promise<PendingToolCall[]> {
     const core = this.#core
     core.assertUsable()
-    if (core.data.state !== 'waiting_input') return []
+    if (core.run !== undefined) return []
+    // Several processes on one store: another one may have answered (or asked) since this object looked.
+    if (core.lease !== undefined) await core.refresh()
+    // Derived from the stored messages, not the state: a process that died after storing the
+    // calls but before saving `waiting_input` left an `interrupted` session that still waits.
+    if (core.data.state === 'active') return []
     await core.history.load()
     const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
     const batch = await waitingBatch(core, tools, new AbortController().signal)

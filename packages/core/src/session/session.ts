@@ -75,8 +75,10 @@ export interface Session {
   /** Marks the session `completed`; a later send reopens it. */
   complete(): Promise<void>
   /**
-   * The tool calls the session waits on (state `waiting_input`), derived from the stored messages:
-   * works after a restart and from any process. `[]` in any other state.
+   * The tool calls the session waits on, derived from the stored messages (the conversation ends
+   * with calls that need approval or an application's answer and have no results): works after a
+   * restart — also one that interrupted the session before it was saved as `waiting_input` — and
+   * from any process. `[]` while a send runs.
    */
   getPending(): Promise<PendingToolCall[]>
   /** Cancels the running send, keeping its partial reply. */

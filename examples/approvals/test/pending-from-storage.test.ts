@@ -1,8 +1,5 @@
-// Kernel behaviour that DESIGN §10.1 promises ("getPending() derives them from storage: works
-// after a restart, from any process") and that @agentx/core does not do yet. Kept out of
-// `pnpm test` (the name does not end in .test.ts); run with:
-//   pnpm --filter @agentx/example-approvals test:pending
-// Each test fails today at the line marked FAILS TODAY.
+// getPending() derives the pending calls from storage (DESIGN §10.1): it sees what another
+// process stored, and it still offers calls whose session a crash left `interrupted`.
 import { createClaudeAdapter } from '@agentx/adapter-claude'
 import { anthropicMessagesDialect, startFakeProvider } from '@agentx/contract-tests'
 import { createAgent } from '@agentx/core'
@@ -43,9 +40,6 @@ describe('getPending() derives the pending calls from storage', () => {
     expect(storedSession(files.db, asked.sessionId)?.state).toBe('idle')
 
     const seenByFirst = await first.pending(asked.sessionId)
-    // FAILS TODAY: the first process answers from its cached state and history, and still offers
-    // the call the second process ran (an application would ask the user a question already
-    // answered; sending that answer then fails with ValidationError).
     expect(seenByFirst).toMatchObject({ ok: true, pending: [] })
     await Promise.all([first.close(), second.close()])
   })
@@ -73,9 +67,6 @@ describe('getPending() derives the pending calls from storage', () => {
       expect(storedMessages(files.db, data!.id).map((m) => m.type)).toEqual(['user', 'agent'])
       expect(storedSession(files.db, data!.id)?.state).toBe('interrupted')
       const session = (await agent.getSession(data!.id))!
-      // FAILS TODAY: the session is 'interrupted' and getPending() returns [] (it looks at the state
-      // only), although the stored messages end with an unanswered call that needs approval —
-      // and send() with the approval would run it.
       expect(await session.getPending()).toEqual([
         { toolUseId: CALL.id, name: 'deploy', input: INPUT, kind: 'approval', sessionId: data!.id },
       ])
