@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import { StringDecoder } from 'node:string_decoder'
 import type { ContentBlock, Logger, Tool, ToolContext } from '@agentx/core'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -133,22 +134,14 @@ export class McpConnectionImpl {
 
   #createLink(): Link {
     const client = new Client({ name: '@agentx/mcp', version }, { capabilities: {} })
-    const link: Link = {
-      client,
-      transport: undefined as unknown as Transport,
-      http: undefined,
-      alive: true,
-      stderr: undefined,
-      resuming: new Set(),
-    }
     const server = this.#server
+    let link: Link
     if ('url' in server) {
       const http = new StreamableHTTPClientTransport(new URL(server.url), {
         ...(server.headers === undefined ? {} : { requestInit: { headers: { ...server.headers } } }),
         fetch: watchResponseStreams((ids, resumable) => this.#lost(link, ids, resumable)),
       })
-      link.http = http
-      link.transport = http
+      link = { client, transport: http, http, alive: true, stderr: undefined, resuming: new Set() }
     } else {
       const stdio = new StdioClientTransport({
         command: server.command,
@@ -158,11 +151,12 @@ export class McpConnectionImpl {
         stderr: 'pipe',
       })
       const tail = { text: '' }
-      link.stderr = tail
+      const decoder = new StringDecoder('utf8')
       const { onStderr } = server
       // Always read it: an unread pipe would block the child once its buffer is full.
       stdio.stderr?.on('data', (chunk: Buffer | string) => {
-        const text = chunk.toString()
+        const text = typeof chunk === 'string' ? chunk : decoder.write(chunk)
+        if (text === '') return
         tail.text = (tail.text + text).slice(-STDERR_TAIL)
         try {
           onStderr?.(text)
@@ -170,7 +164,7 @@ export class McpConnectionImpl {
           // A throwing log sink must not break the connection.
         }
       })
-      link.transport = stdio
+      link = { client, transport: stdio, http: undefined, alive: true, stderr: tail, resuming: new Set() }
     }
     client.onclose = () => {
       link.alive = false
