@@ -6,5 +6,6 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts'],
     testTimeout: 20_000,
+    benchmark: { include: ['bench/**/*.bench.ts'] },
   },
 })

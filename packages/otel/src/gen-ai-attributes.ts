@@ -39,10 +39,11 @@ export const METRIC = {
   operationDuration: 'gen_ai.client.operation.duration',
 } as const
 
-/** Bucket boundaries the conventions ask for. */
+/** Bucket boundaries the conventions advise for `gen_ai.client.token.usage`. */
 export const TOKEN_BUCKETS: number[] = [
   1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
 ]
+/** Bucket boundaries the conventions advise for `gen_ai.client.operation.duration` (seconds). */
 export const DURATION_BUCKETS: number[] = [
   0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ]

@@ -1,7 +1,8 @@
 import { AdapterError, type AgentConfig, createAgent, InMemoryPersister, type Tool } from '@agentx/core'
 import { ScriptedAdapter, type ScriptedTurn, textTurn, toolCallTurn, usage } from '@agentx/core/testing'
 import type { AdapterMessage } from '@agentx/core'
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
+import { context, SpanKind, SpanStatusCode } from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHarness, ms, parentOf } from '../test/otel-harness.js'
 import { instrumentAgent } from './index.js'
@@ -187,6 +188,24 @@ describe('spans of a send', () => {
     await session.send('one')
     await session.send('two')
     for (const span of await harness.spans()) expect(span.attributes['gen_ai.provider.name']).toBe(provider)
+  })
+
+  it('nests the send under the caller’s span when the application registered a context manager', async () => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+    try {
+      const { harness, agent } = setup([textTurn('hi')])
+      const session = await agent.createSession()
+      await harness.tracerProvider.getTracer('app').startActiveSpan('POST /chat', async (request) => {
+        await session.send('hello')
+        request.end()
+      })
+      const request = await harness.span('POST /chat')
+      const invoke = await harness.span('invoke_agent default')
+      expect(parentOf(invoke)).toBe(request.spanContext().spanId)
+      expect(parentOf(await harness.span('chat model-a'))).toBe(invoke.spanContext().spanId)
+    } finally {
+      context.disable()
+    }
   })
 
   it('keeps the sends of concurrent sessions in separate traces', async () => {
