@@ -210,8 +210,10 @@ export class SessionManager {
     this.#sessions.set(data.id, session)
     const { onEvent } = this.#options
     const source = { id: data.id }
+    // A child session's events reach agent listeners once, wrapped in its parent's `subagent` events.
+    const forward = data.parentSessionId === undefined ? onEvent : undefined
     const unsubscribe = session.subscribe((event) => {
-      onEvent?.(event, source)
+      forward?.(event, source)
       if (event.type === 'state' && event.state === 'deleted') {
         unsubscribe()
         if (this.#sessions.get(data.id) === session) this.#sessions.delete(data.id)

@@ -214,6 +214,8 @@ describe('agents as tools', () => {
 
   it('runs the profile in a persisted child session whose final text is the tool result, with usage rolled up and subagent events', async () => {
     const { persister, researcher, lead, agent } = setUp([textTurn('Paris.', { usage: usage(5, 1) })])
+    const heard: Array<[string, string]> = []
+    agent.subscribe((event, source) => heard.push([source.id, event.type]))
     const session = await agent.createSession()
     const events: SessionEvent[] = []
     session.subscribe((event) => events.push(event))
@@ -232,6 +234,9 @@ describe('agents as tools', () => {
     const sub = events.filter((event) => event.type === 'subagent')
     expect(sub.length).toBeGreaterThan(0)
     expect(sub.every((event) => event.type === 'subagent' && event.agent === 'researcher')).toBe(true)
+    // Agent listeners hear the child once, through the parent's subagent events.
+    expect(heard.filter(([id]) => id !== session.id)).toEqual([])
+    expect(heard.filter(([, type]) => type === 'subagent').length).toBe(sub.length)
     // Never repeated as the parent's own deltas.
     expect(
       events

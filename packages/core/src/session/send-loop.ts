@@ -74,7 +74,13 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
         profile,
         adapter: context.adapter,
       })
-      emit({ type: 'step-start', step, agent: profile.name, model: streamOptions.model })
+      emit({
+        type: 'step-start',
+        step,
+        agent: profile.name,
+        model: streamOptions.model,
+        provider: context.adapter.getName(),
+      })
       let outcome: ResponseOutcome
       try {
         outcome = await runModelRequest(context, prompt, streamOptions, core.history.nextSeq())

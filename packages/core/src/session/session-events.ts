@@ -41,8 +41,11 @@ export type SessionEvent =
   | { type: 'handoff'; from: string; to: string }
   /** An event of a child session run by an agent tool (never repeated as the parent's own). */
   | { type: 'subagent'; sessionId: string; agent: string; event: SessionEvent }
-  /** Before each model request of a send: `step` counts from 1; `agent` is the profile (`'default'`). */
-  | { type: 'step-start'; step: number; agent: string; model: string }
+  /**
+   * Before each model request of a send: `step` counts from 1; `agent` is the profile
+   * (`'default'`), `provider` the `getName()` of the adapter the request goes to.
+   */
+  | { type: 'step-start'; step: number; agent: string; model: string; provider: string }
   /** After each model request, also a failed one (`stopReason` `'error'` or `'aborted'`, no usage). */
   | { type: 'step-finish'; step: number; usage?: TokenUsage; stopReason: StopReason | undefined }
 
