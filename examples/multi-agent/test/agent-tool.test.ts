@@ -341,3 +341,105 @@ describe.each(CHILD_PROVIDERS)('a Claude lead calls a researcher on $name', (chi
     expect(storedSession(filename, childId)?.state).toBe('idle')
   })
 })
+
+describe('a parent and its child on OpenAI Responses keep their own response ids', () => {
+  let folder: ReturnType<typeof temporaryFolder>
+  let filename: string
+  let openai: LiveProvider
+  let published: string[]
+  let open: Array<{ agent: Agent; persister: SqlitePersister }>
+
+  beforeEach(async () => {
+    folder = temporaryFolder('agent-tool-ids')
+    filename = join(folder.path, 'agent.db')
+    openai = await startProvider('openai-responses')
+    published = []
+    open = []
+  })
+  afterEach(async () => {
+    for (const { agent, persister } of open) {
+      await agent.close()
+      await persister.close()
+    }
+    await openai.fake.close()
+    folder.remove()
+  })
+
+  /** Lead and researcher on one OpenAI Responses adapter; a second call is a restarted application. */
+  async function startAgent(): Promise<Agent> {
+    const publish: Tool<{ text: string }> = {
+      name: 'publish',
+      description: 'Publishes a finding to the team wiki.',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      needsApproval: true,
+      execute: (input) => {
+        published.push(input.text)
+        return 'Published to the wiki.'
+      },
+    }
+    const persister = new SqlitePersister({ filename })
+    const agent = createAgent(
+      {
+        model: 'gpt-lead',
+        tools: [agentTool('researcher')],
+        durability: 'sync',
+        retry: { maxRetries: 0 },
+        agents: { researcher: { model: 'gpt-researcher', tools: [publish] } },
+      },
+      { adapter: openai.adapter, persister },
+    )
+    await agent.initialize()
+    open.push({ agent, persister })
+    return agent
+  }
+
+  it('the child starts without the parent’s id, resumes its own after an approval answered by a restarted agent, and the parent resumes its own', async () => {
+    const agent = await startAgent()
+    const session = await agent.createSession()
+    const childId = `${session.id}/call_research_1`
+    openai.fake.enqueue(
+      callsTools([{ ...RESEARCH_CALL, id: 'call_research_1' }], { responseId: 'resp_lead_1' }),
+      callsTools([PUBLISH_CALL], { responseId: 'resp_research_1' }),
+    )
+    const first = await session.send('Find the port and publish it.')
+    expect(first.pending?.[0]).toMatchObject({ toolUseId: PUBLISH_CALL.id, sessionId: childId })
+    // Request 1 is the child's first: a new conversation, not a continuation of the lead's.
+    expect(openai.body(1)).not.toHaveProperty('previous_response_id')
+    expect(openai.decoded()[1]?.model).toBe('gpt-researcher')
+    expect(storedSession(filename, session.id)?.providerSessionId).toBe('resp_lead_1')
+    expect(storedSession(filename, childId)?.providerSessionId).toBe('resp_research_1')
+
+    const restarted = await startAgent()
+    const parent = (await restarted.getSession(session.id))!
+    openai.fake.enqueue(
+      says('Published: 8080.', { responseId: 'resp_research_2' }),
+      says('Done: 8080 is on the wiki.', { responseId: 'resp_lead_2' }),
+    )
+    const answered = await parent.send([
+      { type: 'tool_approval', toolUseId: PUBLISH_CALL.id, approved: true },
+    ])
+    expect(answered.text).toBe('Done: 8080 is on the wiki.')
+    expect(published).toEqual(['The default port is 8080.'])
+    // The child resumes its own response with the approved call's output only…
+    expect(openai.body(2).previous_response_id).toBe('resp_research_1')
+    expect(openai.body(2).input).toEqual([
+      expect.objectContaining({ type: 'function_call_output', call_id: PUBLISH_CALL.id }),
+    ])
+    // …and the lead resumes its own with the researcher's result.
+    expect(openai.body(3).previous_response_id).toBe('resp_lead_1')
+    expect(openai.body(3).input).toEqual([
+      expect.objectContaining({ type: 'function_call_output', call_id: 'call_research_1' }),
+    ])
+    expect(lastResults(openai.decoded()[3])).toEqual([
+      { toolUseId: 'call_research_1', text: 'Published: 8080.', isError: false },
+    ])
+    expect(storedSession(filename, session.id)).toMatchObject({
+      state: 'idle',
+      providerSessionId: 'resp_lead_2',
+    })
+    expect(storedSession(filename, childId)).toMatchObject({
+      state: 'idle',
+      providerSessionId: 'resp_research_2',
+    })
+  })
+})
