@@ -7,7 +7,11 @@ import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import type { PendingToolCall, ToolAnswer, ToolApproval } from '../tools/tool.js'
 import { EventStream } from '../util/event-stream.js'
+import { isAgentTool } from '../tools/agent-tool.js'
+import type { Tool } from '../tools/tool.js'
+import { repliedInstead } from './approvals.js'
 import { profileFor, toolsFor } from './send-profile.js'
+import { closeWaitingChildren } from './subagents.js'
 import { runSend, type SendHooks, waitingBatch } from './send-loop.js'
 import type { SendOptions, Session } from './session.js'
 import { isAbort, type SendRun, SessionCore } from './session-core.js'
@@ -189,6 +193,30 @@ export class BaseSession implements Session {
   async flush(): Promise<void> {
     this.#core.assertUsable()
     await this.#core.queue?.flush()
+  }
+
+  /**
+   * Gives up the calls this session waits on (its parent's user wrote instead of answering): they
+   * are closed as not run, waiting children give up theirs, and the session is `completed`. Called
+   * by the kernel, not by applications.
+   */
+  async closePending(): Promise<void> {
+    const core = this.#core
+    if (core.run !== undefined || core.data.state !== 'waiting_input') return
+    await core.history.load()
+    const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
+    const batch = await waitingBatch(core, tools, new AbortController().signal)
+    if (batch !== undefined) {
+      await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
+        isAgentTool(tools.get(call.name)),
+      )
+      const message = core.history.append(core.newMessage('tool', repliedInstead(batch)))
+      void core.queue?.saveMessage(message)
+      core.emit({ type: 'message', message })
+    }
+    core.setState('completed')
+    core.data.lastActivity = new Date().toISOString()
+    await core.write(core.saveSession())
   }
 
   /**

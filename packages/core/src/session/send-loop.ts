@@ -20,7 +20,9 @@ import { partialAgentName, profileFor, stampAgentName, streamOptionsFor, toolsFo
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult } from './session-events.js'
 import { checkAgainst, type SchemaLike } from '../tools/schema.js'
+import { closeWaitingChildren } from './subagents.js'
 import { type BatchContext, runBatch, toolCallsOf } from './tool-step.js'
+import { isAgentTool } from '../tools/agent-tool.js'
 
 const SUMMARY_LENGTH = 100
 
@@ -221,7 +223,12 @@ async function open(
     return { prompt: outcome.results, historyEnd }
   }
   const content = (run.input as { content: string | ContentBlock[] }).content
-  if (batch !== undefined) core.append(core.newMessage('tool', repliedInstead(batch)), run)
+  if (batch !== undefined) {
+    await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
+      isAgentTool(tools.get(call.name)),
+    )
+    core.append(core.newMessage('tool', repliedInstead(batch)), run)
+  }
   const user = core.newMessage('user', content)
   if (core.data.summary === '') core.data.summary = summarize(content)
   const userSaved = core.append(user, run)

@@ -78,7 +78,7 @@ export function streamOptionsFor(
     }))
   }
   // A provider session id goes back only to the adapter that issued it; another one replays the history.
-  if (core.data.providerSessionId !== undefined && adapter === core.resumeAdapter) {
+  if (core.data.providerSessionId !== undefined && adapter === core.resumeIssuer()) {
     streamOptions.resume = core.data.providerSessionId
   }
   if (options.maxOutputTokens !== undefined) streamOptions.maxOutputTokens = options.maxOutputTokens

@@ -46,8 +46,12 @@ export class SessionCore {
   readonly listeners: Set<SessionListener> = new Set()
   data: SessionData
   usage: TokenUsage
-  /** The adapter that issued the provider session id: only it gets it back as `resume`. */
-  resumeAdapter: AgentAdapter
+  /**
+   * The adapter that issued the provider session id: only it gets it back as `resume`. Known in
+   * memory once an id arrives; for a session loaded from the store it is derived from the stored
+   * messages (see {@link SessionCore.resumeIssuer}).
+   */
+  resumeAdapter: AgentAdapter | undefined
   run: SendRun | undefined
   running: Promise<unknown> | undefined
 
@@ -61,7 +65,6 @@ export class SessionCore {
     this.data = { ...data }
     this.usage = { ...(data.tokenUsage ?? emptyUsage()) }
     this.history = new SessionHistory(persister, data.id, init.messages)
-    this.resumeAdapter = options.profiles?.get(data.activeAgent ?? DEFAULT_PROFILE)?.adapter ?? adapter
     if (persister && options.owner !== undefined && SessionLease.isSupportedBy(persister)) {
       this.lease = new SessionLease({
         persister,
@@ -88,6 +91,25 @@ export class SessionCore {
 
   get systemPrompt(): string | undefined {
     return this.data.systemPrompt ?? this.options.systemPrompt
+  }
+
+  /**
+   * The adapter to give the provider session id back to. For a session loaded from the store: the
+   * adapter of the profile that wrote the last agent message (its `agentName`) — a conservative
+   * guess, since only that response can have left the stored id unanswered by any other adapter;
+   * another profile replays the history instead of resuming, which costs tokens but is never wrong.
+   */
+  resumeIssuer(): AgentAdapter {
+    if (this.resumeAdapter !== undefined) return this.resumeAdapter
+    const profiles = this.options.profiles
+    if (profiles === undefined) return this.adapter
+    const messages = this.history.messages
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i]!
+      if (message.type !== 'agent' || message.incomplete) continue
+      return profiles.get(message.agentName ?? DEFAULT_PROFILE)?.adapter ?? this.adapter
+    }
+    return this.adapter
   }
 
   /** A copy of the session's metadata as it is (or will be) stored. */

@@ -133,3 +133,26 @@ function messageOf(error: unknown): string {
   if (isAgentError(error)) return `${error.message} (${error.code})`
   return error instanceof Error ? error.message : String(error)
 }
+
+/** A session the kernel can tell to give up its pending calls (a `BaseSession`). */
+interface ClosableSession extends Session {
+  closePending?(): Promise<void>
+}
+
+/**
+ * The user wrote instead of answering: children that wait inside this batch give up their pending
+ * calls too (closed as not run, state `completed`), so none is left waiting forever.
+ */
+export async function closeWaitingChildren(
+  children: ChildSessions | undefined,
+  parentId: string,
+  calls: readonly ToolUseBlock[],
+  isAgentTool: (call: ToolUseBlock) => boolean,
+): Promise<void> {
+  if (children === undefined) return
+  for (const call of calls) {
+    if (!isAgentTool(call)) continue
+    const child: ClosableSession | undefined = await children.find(childSessionId(parentId, call.id))
+    if (child?.state === 'waiting_input') await child.closePending?.()
+  }
+}

@@ -47,3 +47,8 @@ export function agentToolProfile(tool: Tool | undefined): string | undefined {
   const profile = (tool as { [AGENT_TOOL]?: unknown } | undefined)?.[AGENT_TOOL]
   return typeof profile === 'string' ? profile : undefined
 }
+
+/** Whether `tool` is an agent tool (made by {@link agentTool}). */
+export function isAgentTool(tool: Tool | undefined): boolean {
+  return agentToolProfile(tool) !== undefined
+}
