@@ -13,9 +13,12 @@ export type {
 } from './agent/agent-config.js'
 export { createAgent } from './agent/create-agent.js'
 export type { PruneSessionsOptions, RetentionOptions } from './agent/prune-sessions.js'
+export type { SessionCacheOptions } from './agent/session-cache.js'
 
 // Sessions
 export type { SendOptions, Session } from './session/session.js'
+export type { ForkOptions } from './session/session-fork.js'
+export type { SessionUpdate } from './session/session-update.js'
 export type { SendResult, SessionEvent, SessionListener } from './session/session-events.js'
 export type { MessagesQuery } from './session/session-history.js'
 export type { SessionState } from './contracts/session-state.js'

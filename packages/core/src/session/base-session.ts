@@ -32,6 +32,13 @@ import { mergeTools, runToolStep, toolCallsOf } from './tool-step.js'
 import { type SendInput, validateSendInput, validateSendOptions } from './validate-input.js'
 import { SessionLease } from './session-lease.js'
 import { WriteQueue } from './write-queue.js'
+import { type ForkOptions, planFork, validateForkOptions, writeFork } from './session-fork.js'
+import {
+  applySessionUpdate,
+  changesSendSettings,
+  type SessionUpdate,
+  validateSessionUpdate,
+} from './session-update.js'
 
 const SUMMARY_LENGTH = 100
 
@@ -62,6 +69,7 @@ export class BaseSession implements Session {
   protected readonly options: SessionRuntimeOptions
   readonly #history: SessionHistory
   readonly #isClosed: () => boolean
+  readonly #openSession: ((data: SessionData, messages: AnyMessage[]) => Session) | undefined
   #data: SessionData
   #usage: TokenUsage
   #listeners = new Set<SessionListener>()
@@ -77,6 +85,7 @@ export class BaseSession implements Session {
     this.options = options
     this.persister = persister
     this.#isClosed = init.isClosed ?? (() => false)
+    this.#openSession = init.openSession
     this.#data = { ...data }
     this.#usage = { ...(data.tokenUsage ?? emptyUsage()) }
     this.#history = new SessionHistory(persister, data.id, init.messages)
@@ -203,6 +212,39 @@ export class BaseSession implements Session {
     await this.#write(this.#queue?.saveSession(this.toSessionData()))
   }
 
+  async update(update: SessionUpdate): Promise<void> {
+    this.#assertUsable()
+    const checked = validateSessionUpdate(update)
+    if (this.#run && changesSendSettings(checked)) throw new SessionBusyError(this.id)
+    // Several processes: start from what the store holds, not from this object's older copy.
+    if (this.#lease && !this.#run) {
+      await this.#refresh()
+      if (this.#run && changesSendSettings(checked)) throw new SessionBusyError(this.id)
+    }
+    if (!applySessionUpdate(this.#data, checked)) return
+    await this.#queue?.saveSession(this.toSessionData())
+  }
+
+  async fork(options?: ForkOptions): Promise<Session> {
+    this.#assertUsable()
+    const checked = validateForkOptions(options)
+    if (this.#run) throw new SessionBusyError(this.id)
+    if (this.#lease) await this.#refresh()
+    const history = await this.#history.load()
+    const plan = await planFork(this.toSessionData(), history, checked, mergeTools(this.options.tools))
+    if (this.persister) await writeFork(this.persister, plan)
+    if (this.#openSession) return this.#openSession(plan.data, plan.messages)
+    const Session = this.constructor as new (init: SessionInit) => Session
+    return new Session({
+      data: plan.data,
+      adapter: this.adapter,
+      options: this.options,
+      messages: plan.messages,
+      isClosed: this.#isClosed,
+      ...(this.persister === undefined ? {} : { persister: this.persister }),
+    })
+  }
+
   async getPending(): Promise<PendingToolCall[]> {
     this.#assertUsable()
     if (this.#data.state !== 'waiting_input') return []
@@ -250,6 +292,18 @@ export class BaseSession implements Session {
     } finally {
       this.#history.release()
     }
+  }
+
+  /**
+   * Called by the agent's session cache: drops the messages held in memory (they reload from the
+   * store on next use) unless a send is running or a write is still in flight, and says whether it
+   * did. Not for application code.
+   */
+  releaseIfIdle(): boolean {
+    if (this.persister === undefined || this.#run !== undefined) return false
+    if (this.#queue !== undefined && !this.#queue.idle) return false
+    this.#history.release()
+    return true
   }
 
   async delete(): Promise<void> {
