@@ -6,10 +6,10 @@ import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
-import { ScriptedAdapter } from '../testing/scripted-adapter.js'
+import { ScriptedAdapter, type ScriptedTurn } from '../testing/scripted-adapter.js'
 import { textTurn } from '../testing/stream-helpers.js'
 
-async function setup(turns = [textTurn('one'), textTurn('two')]) {
+async function setup(turns: ScriptedTurn[] = [{ events: textTurn('one') }, { events: textTurn('two') }]) {
   const persister = new InMemoryPersister()
   const adapter = new ScriptedAdapter(turns)
   const agent = createAgent({ model: 'model-a', systemPrompt: 'Be brief.' }, { adapter, persister })
