@@ -120,6 +120,16 @@ describe('createSession({ id })', () => {
     expect(await agent.getSession('again')).toBe(second)
   })
 
+  it('an id whose session left the store (pruned) can be created again, even while its old object is in memory', async () => {
+    const { persister, agent } = setup()
+    const old = await agent.createSession({ id: 'recycled', summary: 'old' })
+    expect(await agent.pruneSessions({ before: '2999-01-01T00:00:00.000Z' })).toBe(1)
+    const fresh = await agent.createSession({ id: 'recycled', summary: 'new' })
+    expect(fresh).not.toBe(old)
+    expect((await persister.getSession('recycled'))!.summary).toBe('new')
+    expect(await agent.getSession('recycled')).toBe(fresh)
+  })
+
   it('rejects an id that is not a non-empty string of at most 256 characters without NUL or lone surrogates', async () => {
     const { persister, agent } = setup()
     for (const id of ['', 5, null, {}, 'x'.repeat(257), 'a\u0000b', 'a\ud800b']) {

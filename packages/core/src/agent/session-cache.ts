@@ -92,8 +92,12 @@ export class SessionCache<S extends CacheableSession> {
     return this.#kept.get(id)?.session ?? this.#known.get(id)?.deref()
   }
 
-  /** Adds a new object (the only one of its id from now on) as the most recently used. */
+  /**
+   * Adds a new object (the only one of its id from now on) as the most recently used. The first one
+   * starts the idle sweep.
+   */
   add(session: S): void {
+    this.start()
     this.#known.set(session.id, new WeakRef(session))
     this.#finalizer.register(session, session.id, session)
     this.touch(session)
@@ -124,8 +128,9 @@ export class SessionCache<S extends CacheableSession> {
     return sessions
   }
 
-  /** Forgets everything (the agent closed). */
+  /** Forgets everything and stops the sweep (the agent closed). */
   clear(): void {
+    this.stop()
     for (const session of this.live()) this.#finalizer.unregister(session)
     this.#kept.clear()
     this.#known.clear()

@@ -56,7 +56,6 @@ export class SessionManager {
   constructor(options: SessionManagerOptions) {
     this.#options = options
     this.#cache = new SessionCache(options.cache)
-    this.#cache.start()
   }
 
   /**
@@ -68,7 +67,8 @@ export class SessionManager {
     const { runtime, persister } = this.#options
     const chosen = options.id
     if (chosen !== undefined) {
-      if (this.#creating.has(chosen) || this.#cache.peek(chosen) !== undefined) throw sessionExists(chosen)
+      // The store decides whether the id is taken; this only stops a second create racing the first.
+      if (this.#creating.has(chosen)) throw sessionExists(chosen)
       this.#creating.add(chosen)
     }
     try {
@@ -165,7 +165,6 @@ export class SessionManager {
    */
   async releaseAll(): Promise<void> {
     const sessions = this.#cache.live().filter((session) => session.state !== 'deleted')
-    this.#cache.stop()
     this.#cache.clear()
     const results = await Promise.allSettled(
       sessions.map((session) => (session.release ? session.release() : session.flush())),
