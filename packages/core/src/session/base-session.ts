@@ -32,7 +32,13 @@ import { mergeTools, runToolStep, toolCallsOf } from './tool-step.js'
 import { type SendInput, validateSendInput, validateSendOptions } from './validate-input.js'
 import { SessionLease } from './session-lease.js'
 import { WriteQueue } from './write-queue.js'
-import { type ForkOptions, planFork, validateForkOptions, writeFork } from './session-fork.js'
+import {
+  type ForkOptions,
+  planFork,
+  readStoredSession,
+  validateForkOptions,
+  writeFork,
+} from './session-fork.js'
 import {
   applySessionUpdate,
   changesSendSettings,
@@ -216,10 +222,15 @@ export class BaseSession implements Session {
     this.#assertUsable()
     const checked = validateSessionUpdate(update)
     if (this.#run && changesSendSettings(checked)) throw new SessionBusyError(this.id)
-    // Several processes: start from what the store holds, not from this object's older copy.
-    if (this.#lease && !this.#run) {
-      await this.#refresh()
-      if (this.#run && changesSendSettings(checked)) throw new SessionBusyError(this.id)
+    // Several processes: start from what the store holds, not from this object's older copy — unless
+    // a send runs (or starts meanwhile): it reads the store itself and owns the record.
+    if (this.#lease && this.persister && this.#isIdle()) {
+      const stored = await this.persister.getSession(this.id)
+      if (stored === null) throw deletedElsewhere(this.id)
+      if (this.#isIdle()) {
+        this.#data = { ...stored }
+        this.#usage = { ...stored.tokenUsage }
+      } else if (changesSendSettings(checked)) throw new SessionBusyError(this.id)
     }
     if (!applySessionUpdate(this.#data, checked)) return
     await this.#queue?.saveSession(this.toSessionData())
@@ -229,9 +240,18 @@ export class BaseSession implements Session {
     this.#assertUsable()
     const checked = validateForkOptions(options)
     if (this.#run) throw new SessionBusyError(this.id)
-    if (this.#lease) await this.#refresh()
-    const history = await this.#history.load()
-    const plan = await planFork(this.toSessionData(), history, checked, mergeTools(this.options.tools))
+    let source: { data: SessionData; history: readonly AnyMessage[] }
+    if (this.#lease && this.persister) {
+      // Several processes: copy what the store holds (this object's own writes first), read into a
+      // snapshot of the fork's own, so a send starting meanwhile is not disturbed.
+      await this.#queue?.flush()
+      const stored = await readStoredSession(this.persister, this.id)
+      if (stored === null) throw deletedElsewhere(this.id)
+      source = stored
+    } else {
+      source = { data: this.toSessionData(), history: await this.#history.load() }
+    }
+    const plan = await planFork(source.data, source.history, checked, mergeTools(this.options.tools))
     if (this.persister) await writeFork(this.persister, plan)
     if (this.#openSession) return this.#openSession(plan.data, plan.messages)
     const Session = this.constructor as new (init: SessionInit) => Session
@@ -300,10 +320,14 @@ export class BaseSession implements Session {
    * did. Not for application code.
    */
   releaseIfIdle(): boolean {
-    if (this.persister === undefined || this.#run !== undefined) return false
-    if (this.#queue !== undefined && !this.#queue.idle) return false
+    if (this.persister === undefined || !this.#isIdle()) return false
     this.#history.release()
     return true
+  }
+
+  /** No send runs and no write is in flight. */
+  #isIdle(): boolean {
+    return this.#run === undefined && (this.#queue === undefined || this.#queue.idle)
   }
 
   async delete(): Promise<void> {
@@ -729,6 +753,10 @@ export class BaseSession implements Session {
       retryable: false,
     })
   }
+}
+
+function deletedElsewhere(id: string): SessionStateError {
+  return new SessionStateError(`Session ${id} was deleted by another process.`, { state: 'deleted' })
 }
 
 function isAbort(error: unknown): boolean {

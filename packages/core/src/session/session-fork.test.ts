@@ -360,6 +360,39 @@ describe('session.fork()', () => {
     expect((await persister.getSession(fork.id))!.forkedFrom).toEqual({ sessionId: mine.id, seq: 3 })
   })
 
+  it('a send that starts while a fork reads the store is not disturbed (with leases)', async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent(
+      { durability: 'sync' },
+      { adapter: new ScriptedAdapter([textTurn('one'), textTurn('three')]), persister },
+    )
+    const second = createAgent(
+      { durability: 'sync' },
+      { adapter: new ScriptedAdapter([textTurn('two')]), persister },
+    )
+    const mine = await first.createSession()
+    await mine.send('first')
+    await (await second.getSession(mine.id))!.send('second')
+
+    const forking = mine.fork()
+    const sending = mine.send('third')
+    const [fork] = await Promise.all([forking, sending])
+    const seqs = (await mine.getMessages()).map((m) => m.seq)
+    expect(seqs).toEqual([0, 1, 2, 3, 4, 5])
+    expect((await persister.getMessages(mine.id)).map((m) => m.content)).toEqual([
+      'first',
+      [{ type: 'text', text: 'one' }],
+      'second',
+      [{ type: 'text', text: 'two' }],
+      'third',
+      [{ type: 'text', text: 'three' }],
+    ])
+    // The fork is a consistent prefix of what was stored when it read.
+    const copied = (await persister.getMessages(fork.id)).map((m) => m.seq)
+    expect(copied).toEqual(Array.from({ length: copied.length }, (_, i) => i))
+    expect(copied.length).toBeGreaterThanOrEqual(4)
+  })
+
   it('a session made without a persister forks in memory', async () => {
     const persister: AgentPersister | undefined = undefined
     const { BaseSession } = await import('./base-session.js')

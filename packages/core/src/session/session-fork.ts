@@ -147,6 +147,31 @@ export async function writeFork(persister: AgentPersister, plan: ForkPlan): Prom
   }
 }
 
+const READ_PAGE = 1000
+
+/**
+ * A session as the store holds it: its data and all its messages (read a page at a time), or
+ * `null` when it is not stored. What a fork copies when several processes share the store.
+ */
+export async function readStoredSession(
+  persister: AgentPersister,
+  id: string,
+): Promise<{ data: SessionData; history: AnyMessage[] } | null> {
+  const data = await persister.getSession(id)
+  if (data === null) return null
+  const history: AnyMessage[] = []
+  for (;;) {
+    const last = history[history.length - 1]
+    const page = await persister.getMessages(
+      id,
+      last === undefined ? { limit: READ_PAGE } : { afterSeq: last.seq, limit: READ_PAGE },
+    )
+    for (const message of page) history.push(message)
+    if (page.length < READ_PAGE) break
+  }
+  return { data, history }
+}
+
 /** The index just after the last message whose seq is at most `seq` (binary search; seqs ascend). */
 function indexAfter(messages: readonly AnyMessage[], seq: number): number {
   let low = 0
