@@ -79,7 +79,8 @@ interface Shared {
   initializing: Promise<Resolved> | undefined
   closing: Promise<void> | undefined
   closed: boolean
-  listeners: Map<AgentListener, SessionScope>
+  /** Each subscription with the scope of the agent or view it was made on. */
+  listeners: Set<{ listener: AgentListener; scope: SessionScope }>
   /** This agent's lease owner id: unique per process and agent (views share it). */
   owner: string
   /** The plugins and session manager once `initialize()` has resolved them. */
@@ -193,9 +194,10 @@ export class AgentCore implements Agent {
   subscribe(listener: AgentListener): () => void {
     // A view's listener only hears the sessions of its scope.
     const listeners = this.#shared.listeners
-    listeners.set(listener, this.#scope)
+    const subscription = { listener, scope: this.#scope }
+    listeners.add(subscription)
     return () => {
-      listeners.delete(listener)
+      listeners.delete(subscription)
     }
   }
 
@@ -262,7 +264,7 @@ export class AgentCore implements Agent {
         ...(config.sessionCache === undefined ? {} : { cache: config.sessionCache }),
         isClosed: () => shared.closed,
         onEvent: (event, session, sessionScope) => {
-          for (const [listener, listenerScope] of shared.listeners) {
+          for (const { listener, scope: listenerScope } of shared.listeners) {
             if (!isInScope(listenerScope, sessionScope)) continue
             try {
               listener(event, session)
@@ -312,7 +314,7 @@ function newShared(config: AgentConfig, deps: AgentDeps): Shared {
     initializing: undefined,
     closing: undefined,
     closed: false,
-    listeners: new Map(),
+    listeners: new Set(),
     owner: uuidv7(),
   }
 }

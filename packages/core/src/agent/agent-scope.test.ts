@@ -12,7 +12,7 @@ import { createAgent } from './create-agent.js'
 
 function setup(config: { userId?: string; appName?: string } = {}) {
   const persister = new InMemoryPersister()
-  const adapter = new ScriptedAdapter([textTurn('one'), textTurn('two'), textTurn('three')])
+  const adapter = new ScriptedAdapter([textTurn('one'), textTurn('two'), textTurn('three'), textTurn('four')])
   const agent = createAgent({ appName: 'support', ...config }, { adapter, persister })
   return { persister, adapter, agent }
 }
@@ -100,6 +100,29 @@ describe('agent.withScope()', () => {
     await b.send('two')
     expect(heardByAlice).toEqual([a.id])
     expect(heardByAgent).toEqual([a.id, b.id])
+  })
+
+  it('one listener subscribed on the agent and on a view: each subscription keeps its own scope and unsubscribes alone', async () => {
+    const { agent } = setup()
+    const alice = agent.withScope({ userId: 'alice' })
+    const heard: string[] = []
+    const listener = (event: SessionEvent, session: { id: string }) => {
+      if (event.type === 'done') heard.push(session.id)
+    }
+    const stopAgent = agent.subscribe(listener)
+    const stopAlice = alice.subscribe(listener)
+    const a = await alice.createSession()
+    const b = await agent.withScope({ userId: 'bob' }).createSession()
+    await a.send('one')
+    await b.send('two')
+    expect(heard).toEqual([a.id, a.id, b.id])
+    stopAgent()
+    heard.length = 0
+    await a.send('three')
+    expect(heard).toEqual([a.id])
+    stopAlice()
+    await a.send('four')
+    expect(heard).toEqual([a.id])
   })
 
   it('pruneSessions on a view deletes only its scope', async () => {
