@@ -16,9 +16,12 @@ export type { PruneSessionsOptions, RetentionOptions } from './agent/prune-sessi
 export type { AgentProfile } from './agent/agent-profile.js'
 export { agentTool } from './tools/agent-tool.js'
 export type { AgentToolInput, AgentToolOptions } from './tools/agent-tool.js'
+export type { SessionCacheOptions } from './agent/session-cache.js'
 
 // Sessions
 export type { SendOptions, Session } from './session/session.js'
+export type { ForkOptions } from './session/session-fork.js'
+export type { SessionUpdate } from './session/session-update.js'
 export type { SendResult, SessionEvent, SessionListener } from './session/session-events.js'
 export type { MessagesQuery } from './session/session-history.js'
 export type { SessionState } from './contracts/session-state.js'

@@ -20,6 +20,20 @@ import type { MessagesQuery } from './session-history.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { canSend } from './session-state.js'
 import { validateSendInput, validateSendOptions } from './validate-input.js'
+import {
+  type ForkOptions,
+  planFork,
+  readStoredSession,
+  validateForkOptions,
+  writeFork,
+} from './session-fork.js'
+import {
+  applySessionUpdate,
+  changesSendSettings,
+  type SessionUpdate,
+  validateSessionUpdate,
+} from './session-update.js'
+import { mergeTools } from './tool-step.js'
 
 /**
  * The kernel's session: the public methods of {@link Session}. The send flow itself is a loop of
@@ -153,6 +167,55 @@ export class BaseSession implements Session {
     await core.write(core.saveSession())
   }
 
+  async update(update: SessionUpdate): Promise<void> {
+    const core = this.#core
+    core.assertUsable()
+    const checked = validateSessionUpdate(update)
+    if (core.run && changesSendSettings(checked)) throw new SessionBusyError(this.id)
+    // Several processes: start from what the store holds, not from this object's older copy — unless
+    // a send runs (or starts meanwhile): it reads the store itself and owns the record.
+    if (core.lease && this.persister && this.#isIdle()) {
+      const stored = await this.persister.getSession(this.id)
+      if (stored === null) throw deletedElsewhere(this.id)
+      if (this.#isIdle()) {
+        core.data = { ...stored }
+        core.usage = { ...stored.tokenUsage }
+      } else if (changesSendSettings(checked)) throw new SessionBusyError(this.id)
+    }
+    if (!applySessionUpdate(core.data, checked)) return
+    await core.saveSession()
+  }
+
+  async fork(options?: ForkOptions): Promise<Session> {
+    const core = this.#core
+    core.assertUsable()
+    const checked = validateForkOptions(options)
+    if (core.run) throw new SessionBusyError(this.id)
+    let source: { data: SessionData; history: readonly AnyMessage[] }
+    if (core.lease && this.persister) {
+      // Several processes: copy what the store holds (this object's own writes first), read into a
+      // snapshot of the fork's own, so a send starting meanwhile is not disturbed.
+      await core.queue?.flush()
+      const stored = await readStoredSession(this.persister, this.id)
+      if (stored === null) throw deletedElsewhere(this.id)
+      source = stored
+    } else {
+      source = { data: this.toSessionData(), history: await core.history.load() }
+    }
+    const plan = await planFork(source.data, source.history, checked, mergeTools(this.options.tools))
+    if (this.persister) await writeFork(this.persister, plan)
+    if (core.openSession) return core.openSession(plan.data, plan.messages)
+    const Session = this.constructor as new (init: SessionInit) => Session
+    return new Session({
+      data: plan.data,
+      adapter: this.adapter,
+      options: this.options,
+      messages: plan.messages,
+      isClosed: core.isClosed,
+      ...(this.persister === undefined ? {} : { persister: this.persister }),
+    })
+  }
+
   async getPending(): Promise<PendingToolCall[]> {
     const core = this.#core
     core.assertUsable()
@@ -229,6 +292,23 @@ export class BaseSession implements Session {
     } finally {
       this.#core.history.release()
     }
+  }
+
+  /**
+   * Called by the agent's session cache: drops the messages held in memory (they reload from the
+   * store on next use) unless a send is running or a write is still in flight, and says whether it
+   * did. Not for application code.
+   */
+  releaseIfIdle(): boolean {
+    if (this.persister === undefined || !this.#isIdle()) return false
+    this.#core.history.release()
+    return true
+  }
+
+  /** No send runs and no write is in flight. */
+  #isIdle(): boolean {
+    const core = this.#core
+    return core.run === undefined && (core.queue === undefined || core.queue.idle)
   }
 
   async delete(): Promise<void> {
@@ -318,4 +398,8 @@ export class BaseSession implements Session {
     core.running = running
     return running
   }
+}
+
+function deletedElsewhere(id: string): SessionStateError {
+  return new SessionStateError(`Session ${id} was deleted by another process.`, { state: 'deleted' })
 }

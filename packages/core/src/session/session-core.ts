@@ -43,6 +43,8 @@ export class SessionCore {
   readonly queue: WriteQueue | undefined
   readonly lease: SessionLease | undefined
   readonly isClosed: () => boolean
+  /** Opens a session object through the agent (its cache), for `fork()`. */
+  readonly openSession: SessionInit['openSession']
   readonly listeners: Set<SessionListener> = new Set()
   data: SessionData
   usage: TokenUsage
@@ -62,6 +64,7 @@ export class SessionCore {
     this.options = options
     this.persister = persister
     this.isClosed = init.isClosed ?? (() => false)
+    this.openSession = init.openSession
     this.data = { ...data }
     this.usage = { ...(data.tokenUsage ?? emptyUsage()) }
     this.history = new SessionHistory(persister, data.id, init.messages)

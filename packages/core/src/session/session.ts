@@ -5,6 +5,8 @@ import type { Tool } from '../tools/tool.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import type { MessagesQuery } from './session-history.js'
 import type { SessionState } from '../contracts/session-state.js'
+import type { ForkOptions } from './session-fork.js'
+import type { SessionUpdate } from './session-update.js'
 
 /** Options of one `send` or `stream` call; they win over the session's and the agent's. */
 export interface SendOptions {
@@ -74,6 +76,21 @@ export interface Session {
   retry(options?: SendOptions): Promise<SendResult>
   /** Marks the session `completed`; a later send reopens it. */
   complete(): Promise<void>
+  /**
+   * Changes the session's `summary`, `metadata` (replaced as a whole), `systemPrompt` or `model`
+   * and resolves when the change is durable. Invalid input rejects with `ValidationError` and
+   * writes nothing; changing `model` or `systemPrompt` while a send runs rejects with
+   * `SessionBusyError` (`summary` and `metadata` may change at any time).
+   */
+  update(update: SessionUpdate): Promise<void>
+  /**
+   * Copies the conversation up to `throughSeq` (default: all of it) into a new session and
+   * resolves to it once it is stored: new ids, the same seqs, `forkedFrom = { sessionId, seq }`,
+   * no provider session id, usage from zero. The messages are written together, not one write per
+   * message. A session running a send rejects with `SessionBusyError`; one with no messages with
+   * `SessionStateError`; a `throughSeq` that names no message with `ValidationError`.
+   */
+  fork(options?: ForkOptions): Promise<Session>
   /**
    * The tool calls the session waits on, derived from the stored messages (the conversation ends
    * with calls that need approval or an application's answer and have no results): works after a
