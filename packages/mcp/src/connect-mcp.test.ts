@@ -47,7 +47,7 @@ async function tool(connection: McpConnection, name: string): Promise<Tool> {
 }
 
 async function call(connection: McpConnection, name: string, input: unknown = {}, signal?: AbortSignal) {
-  return (await tool(connection, name)).execute(input, context(signal)) as Promise<ContentBlock[]>
+  return (await tool(connection, name)).execute!(input, context(signal)) as Promise<ContentBlock[]>
 }
 
 async function failure(promise: unknown): Promise<{ code: string; message: string; retryable: boolean }> {
@@ -97,7 +97,7 @@ describe.each(transports)('over %s', (_kind, serve) => {
       additionalProperties: false,
     })
     // The sanitized name still calls the original MCP tool.
-    expect(await tools[11]!.execute({}, context())).toEqual([{ type: 'text', text: 'dotted works' }])
+    expect(await tools[11]!.execute!({}, context())).toEqual([{ type: 'text', text: 'dotted works' }])
   })
 
   it('maps results to content blocks: text, images, structured content and the rest', async () => {
@@ -139,7 +139,7 @@ describe.each(transports)('over %s', (_kind, serve) => {
     const before = (await status(connection)).calls
     const controller = new AbortController()
     const reason = new Error('send aborted')
-    const slow = slowTool.execute({ ms: 10_000 }, context(controller.signal))
+    const slow = slowTool.execute!({ ms: 10_000 }, context(controller.signal))
     // Wait until the server runs it (the status call itself counts too).
     for (let seen = before; seen < before + 2; ) seen = (await status(connection)).calls
     const started = Date.now()
@@ -163,7 +163,7 @@ describe.each(transports)('over %s', (_kind, serve) => {
     const connection = connect(await serve(), { timeoutMs: 2000 })
     const slow = await tool(connection, 'slow')
     const started = Date.now()
-    const error = await failure(slow.execute({ ms: 20_000 }, context()))
+    const error = await failure(slow.execute!({ ms: 20_000 }, context()))
     expect(error.code).toBe('MCP_TIMEOUT')
     expect(error.retryable).toBe(true)
     expect(error.message).toContain('did not answer in time')
@@ -345,7 +345,7 @@ describe('connectMcp options', () => {
   it('rejects input that is not an object before calling the server', async () => {
     const connection = connect(stdioServer())
     const echo = await tool(connection, 'echo')
-    const error = await failure(echo.execute([1, 2], context()))
+    const error = await failure(echo.execute!([1, 2], context()))
     expect(error.code).toBe('MCP_INVALID_INPUT')
   })
 

@@ -82,7 +82,7 @@ describe('an agent with MCP tools', () => {
     const calls = async () =>
       JSON.parse(
         (
-          (await status.execute(
+          (await status.execute!(
             {},
             { sessionId: 's', toolCallId: 't', signal: new AbortController().signal, messages: [] },
           )) as Array<{ text: string }>
