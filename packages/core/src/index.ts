@@ -85,6 +85,7 @@ export type { Durability, SessionRuntimeOptions } from './session/session-runtim
 
 // Persistence helpers
 export { compareByActivity, InMemoryPersister } from './persistence/in-memory-persister.js'
+export { checkMessage } from './persistence/check-message.js'
 export { cloneJson } from './persistence/json-copy.js'
 export { validateMessage, validatePaging, validateSessionData } from './persistence/validate.js'
 export type { InMemoryPersisterOptions } from './persistence/in-memory-persister.js'

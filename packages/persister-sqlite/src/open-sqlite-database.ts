@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path'
 import type { AnyMessage } from '@agentx/core'
 import { PersistenceError } from '@agentx/core'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { type CompiledQuery, Kysely, SqliteDialect } from 'kysely'
 import { mapSqliteError } from './map-sqlite-error.js'
 import {
   fromMessageValues,
@@ -13,6 +13,7 @@ import {
   type MessageRow,
 } from './message-row.js'
 import { SQLITE_MIGRATIONS } from './migrations/index.js'
+import { SESSION_READ_COLUMNS, type SessionReadRow, type SessionRow } from './session-row.js'
 import { runMigrations } from './migrations/run-migrations.js'
 import type { Database } from './sqlite-schema.js'
 
@@ -42,6 +43,14 @@ export interface SqliteConnection {
   ) => AnyMessage[]
   /** The lease statements, each one atomic statement (see {@link prepareLeases}). */
   readonly leases: SqliteLeases
+  /** Upserts a session row (the lease columns are left as they are). */
+  upsertSession(row: SessionRow): void
+  /** The row of session `id`, or `undefined`. */
+  selectSession(id: string): SessionReadRow | undefined
+  /** Deletes every message of a session. */
+  deleteMessages(sessionId: string): void
+  /** Runs a compiled query synchronously and returns its rows (statements are cached by SQL). */
+  all<Row>(query: CompiledQuery): Row[]
   /** Closes the connection (checkpointing the WAL). Idempotent. */
   close(): Promise<void>
 }
@@ -107,6 +116,7 @@ export function openSqliteDatabase(options: OpenSqliteDatabaseOptions): SqliteCo
       writeMessages: prepareWriteMessages(database, kysely),
       readMessages: prepareReadMessages(database, kysely),
       leases: prepareLeases(database),
+      ...prepareSessionStatements(database, kysely),
       async close() {
         // Kysely closes the database only if it ever used it; close it here otherwise.
         await kysely.destroy()
@@ -286,6 +296,55 @@ where id = @id and (lease_owner is null or lease_owner = @owner or lease_expires
             ? interruptUser.run(now, userId)
             : interruptUserApp.run(now, userId, appName)
       return statement.changes
+    },
+  }
+}
+
+/** Session writes and reads as cached prepared statements, compiled by Kysely once (lazily). */
+function prepareSessionStatements(
+  database: BetterSqlite3.Database,
+  kysely: Kysely<Database>,
+): Pick<SqliteConnection, 'upsertSession' | 'selectSession' | 'deleteMessages' | 'all'> {
+  const cache = new Map<string, BetterSqlite3.Statement>()
+  const statement = (text: string): BetterSqlite3.Statement => {
+    let prepared = cache.get(text)
+    if (prepared === undefined) {
+      prepared = database.prepare(text)
+      cache.set(text, prepared)
+    }
+    return prepared
+  }
+  let upsert: { text: string; columns: readonly (keyof SessionRow)[] } | undefined
+  let select: string | undefined
+  return {
+    upsertSession(row) {
+      // Compiled from the first row: every row has the same columns, in the same order.
+      upsert ??= (() => {
+        const columns = Object.keys(row) as (keyof SessionRow)[]
+        const text = kysely
+          .insertInto('sessions')
+          .values(row)
+          .onConflict((conflict) =>
+            conflict.column('id').doUpdateSet((eb) => {
+              const set: Record<string, unknown> = {}
+              for (const column of columns) if (column !== 'id') set[column] = eb.ref(`excluded.${column}`)
+              return set as Partial<SessionRow>
+            }),
+          )
+          .compile().sql
+        return { text, columns }
+      })()
+      statement(upsert.text).run(...upsert.columns.map((column) => row[column]))
+    },
+    selectSession(id) {
+      select ??= kysely.selectFrom('sessions').select(SESSION_READ_COLUMNS).where('id', '=', id).compile().sql
+      return statement(select).get(id) as SessionReadRow | undefined
+    },
+    deleteMessages(sessionId) {
+      statement('delete from messages where session_id = ?').run(sessionId)
+    },
+    all<Row>(query: CompiledQuery): Row[] {
+      return statement(query.sql).all(...(query.parameters as unknown[])) as Row[]
     },
   }
 }
