@@ -131,7 +131,8 @@ describe('SqlitePersister write path against raw better-sqlite3', () => {
       }
       const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
       const ratio = median(persister) / median(raw)
-      const format = (values: number[]) => values.map((value) => Math.round(value).toLocaleString('en-US')).join(' / ')
+      const format = (values: number[]) =>
+        values.map((value) => Math.round(value).toLocaleString('en-US')).join(' / ')
       rows.push(
         `raw ${format(raw)} msg/s; SqlitePersister ${format(persister)} msg/s; ratio of medians ${ratio.toFixed(2)}× (target ≥ 0.80×)`,
       )

@@ -110,12 +110,26 @@ export function openSqliteDatabase(options: OpenSqliteDatabaseOptions): SqliteCo
     }
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
     runMigrations(database, kysely, SQLITE_MIGRATIONS, filename)
+    // Statements are prepared on first use: opening a file (the agent's initialize()) pays only
+    // for what it runs.
+    let writeMessages: SqliteConnection['writeMessages'] | undefined
+    let readMessages: SqliteConnection['readMessages'] | undefined
+    let leases: SqliteLeases | undefined
     return {
       database,
       kysely,
-      writeMessages: prepareWriteMessages(database, kysely),
-      readMessages: prepareReadMessages(database, kysely),
-      leases: prepareLeases(database),
+      writeMessages: (rows) => {
+        writeMessages ??= prepareWriteMessages(database, kysely)
+        return writeMessages(rows)
+      },
+      readMessages: (sessionId, afterSeq, beforeSeq, limit, fromEnd) => {
+        readMessages ??= prepareReadMessages(database, kysely)
+        return readMessages(sessionId, afterSeq, beforeSeq, limit, fromEnd)
+      },
+      get leases() {
+        leases ??= prepareLeases(database)
+        return leases
+      },
       ...prepareSessionStatements(database, kysely),
       async close() {
         // Kysely closes the database only if it ever used it; close it here otherwise.
@@ -260,42 +274,41 @@ export interface SqliteLeases {
  * machine's clock (`Date.now()`), which every process on one file shares.
  */
 function prepareLeases(database: BetterSqlite3.Database): SqliteLeases {
-  const claim = database.prepare(
-    `update sessions set lease_owner = @owner, lease_expires_at = @now + @ttl
-where id = @id and (lease_owner is null or lease_owner = @owner or lease_expires_at <= @now) returning 1`,
-  )
-  const exists = database.prepare('select 1 from sessions where id = ?').pluck(true)
-  const release = database.prepare(
-    'update sessions set lease_owner = null, lease_expires_at = null where id = ? and lease_owner = ?',
-  )
-  const interrupt = (scope: string) =>
-    database.prepare(
-      `update sessions set state = 'interrupted' where state = 'active' and (lease_owner is null or lease_expires_at <= ?)${scope}`,
-    )
-  const interruptAll = interrupt('')
-  const interruptUser = interrupt(' and user_id = ?')
-  const interruptApp = interrupt(' and app_name = ?')
-  const interruptUserApp = interrupt(' and user_id = ? and app_name = ?')
+  // Each statement is prepared on its first use: start-up runs only one of them.
+  const statements = new Map<string, BetterSqlite3.Statement>()
+  const statement = (text: string): BetterSqlite3.Statement => {
+    let prepared = statements.get(text)
+    if (prepared === undefined) {
+      prepared = database.prepare(text)
+      statements.set(text, prepared)
+    }
+    return prepared
+  }
+  const claim = `update sessions set lease_owner = @owner, lease_expires_at = @now + @ttl
+where id = @id and (lease_owner is null or lease_owner = @owner or lease_expires_at <= @now) returning 1`
   return {
     claim(id, owner, ttlMs) {
       const now = Date.now()
-      if (claim.get({ owner, id, now, ttl: ttlMs }) !== undefined) return true
-      return exists.get(id) === undefined ? undefined : false
+      if (statement(claim).get({ owner, id, now, ttl: ttlMs }) !== undefined) return true
+      return statement('select 1 from sessions where id = ?').get(id) === undefined ? undefined : false
     },
     release(id, owner) {
-      release.run(id, owner)
+      statement(
+        'update sessions set lease_owner = null, lease_expires_at = null where id = ? and lease_owner = ?',
+      ).run(id, owner)
     },
     markInterrupted(userId, appName) {
-      const now = Date.now()
-      const statement =
-        userId === undefined
-          ? appName === undefined
-            ? interruptAll.run(now)
-            : interruptApp.run(now, appName)
-          : appName === undefined
-            ? interruptUser.run(now, userId)
-            : interruptUserApp.run(now, userId, appName)
-      return statement.changes
+      const scope = [
+        userId === undefined ? '' : ' and user_id = ?',
+        appName === undefined ? '' : ' and app_name = ?',
+      ]
+      const text = `update sessions set state = 'interrupted' where state = 'active' and (lease_owner is null or lease_expires_at <= ?)${scope.join('')}`
+      const values = [
+        Date.now(),
+        ...(userId === undefined ? [] : [userId]),
+        ...(appName === undefined ? [] : [appName]),
+      ]
+      return statement(text).run(...values).changes
     },
   }
 }
