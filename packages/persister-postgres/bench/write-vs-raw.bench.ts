@@ -10,7 +10,7 @@ import { adminPool, dropSchema, freshSchema, TEST_DATABASE_URL } from '../test/t
 // same batches, in interleaved rounds so that both see the same load. Target: ≥ 0.8× raw.
 
 const COUNT = 50_000
-const ROUNDS = 3
+const ROUNDS = 5
 const BATCH = 1000
 const TEXT = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(17).slice(0, 960)
 
