@@ -7,7 +7,8 @@ const MAX_FAST_DEPTH = 64
 const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(['user', 'agent', 'tool', 'system'])
 
 /** A valid ISO-8601 UTC timestamp as core writes them: checked without `Date.parse` (the common case). */
-const ISO_UTC = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z$/
+const ISO_UTC =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z$/
 
 /**
  * Checks a message before a persister's `saveMessage` serialises it, with the rules of
