@@ -31,6 +31,7 @@ export type { Durability, WriteRetryOptions } from './session/session-runtime-op
 // Messages
 export type {
   AnyMessage,
+  MessageCompaction,
   ContentBlock,
   ImageBlock,
   JsonValue,
@@ -116,6 +117,7 @@ export { backoffDelay, DEFAULT_RETRY } from './retry/retry-options.js'
 // Helpers for persisters
 export { compareByActivity } from './persistence/in-memory-persister.js'
 export { cloneJson } from './persistence/json-copy.js'
+export { checkMessage } from './persistence/check-message.js'
 export {
   validateClaimArguments,
   validateDeleteSessionsQuery,
