@@ -67,7 +67,7 @@ describe('two processes sending to one session', () => {
         expect(JSON.stringify(stored[i + 1]!.content)).toContain(`${label} reply`)
       }
       // The processes really did meet: at least one send found the session held by the other.
-      expect(a.busy + b.busy).toBeGreaterThan(0)
+      expect(a!.busy + b!.busy).toBeGreaterThan(0)
     }, 120_000)
   }
 })
