@@ -1,0 +1,93 @@
+// Two application processes on one PostgreSQL database and one session (the storage issue's
+// observed failures): nothing is lost in either durability mode, a busy session fails fast and recovers,
+// and a second process starting up never interrupts a live send of the first.
+import { beforeEach, describe, expect, it } from 'vitest'
+import { createPostgresPersister } from './index.js'
+import { killHard, nextLine, runChild, startChild } from '../test/child-process.js'
+import { freshSchema, TEST_DATABASE_URL } from '../test/test-database.js'
+
+let schema: string
+const open = () => createPostgresPersister({ connectionString: TEST_DATABASE_URL, schema, poolSize: 1 })
+const where = () => [TEST_DATABASE_URL, schema]
+
+beforeEach(() => {
+  schema = freshSchema()
+})
+
+async function newSession(): Promise<string> {
+  const persister = open()
+  const now = new Date().toISOString()
+  await persister.saveSession({
+    id: 'shared',
+    summary: '',
+    createdAt: now,
+    lastActivity: now,
+    state: 'created',
+    tokenUsage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+  })
+  await persister.close()
+  return 'shared'
+}
+
+interface SendsResult {
+  sent: number
+  busy: number
+  errors: string[]
+}
+
+describe('two processes sending to one session', () => {
+  for (const durability of ['async', 'sync'] as const) {
+    it(`${durability}: every send of both processes is stored exactly once, in order, with no gap`, async () => {
+      const id = await newSession()
+      const count = 20
+      const startAt = String(Date.now() + 4_000)
+      const [a, b] = await Promise.all(
+        ['A', 'B'].map((label) =>
+          runChild<SendsResult>('./agent-worker.mjs', ['sends', ...where(), id, label, String(count), durability, startAt]),
+        ),
+      )
+      expect(a).toMatchObject({ sent: count, errors: [] })
+      expect(b).toMatchObject({ sent: count, errors: [] })
+      const persister = open()
+      const stored = await persister.getMessages(id)
+      await persister.close()
+      // 2 × count exchanges, each a user message followed by its reply; seq 0…n-1.
+      expect(stored.map((m) => m.seq)).toEqual([...Array(4 * count).keys()])
+      const users = stored.filter((m) => m.type === 'user').map((m) => m.content as string)
+      expect(users.sort()).toEqual(
+        [...Array(count).keys()].flatMap((i) => [`A ${i}`, `B ${i}`]).sort(),
+      )
+      for (let i = 0; i < stored.length; i += 2) {
+        expect(stored[i]!.type).toBe('user')
+        const label = (stored[i]!.content as string).split(' ')[0]
+        expect(stored[i + 1]).toMatchObject({ type: 'agent' })
+        expect(JSON.stringify(stored[i + 1]!.content)).toContain(`${label} reply`)
+      }
+      // The processes really did meet: at least one send found the session held by the other.
+      expect(a!.busy + b!.busy).toBeGreaterThan(0)
+    }, 120_000)
+  }
+})
+
+describe('a second process starting up', () => {
+  it('never marks a live send of the first process interrupted; once that process died and its lease expired, it does', async () => {
+    const id = await newSession()
+    const first = startChild('./agent-worker.mjs', ['long', ...where(), id, '1500'])
+    try {
+      await nextLine(first)
+      await runChild('./agent-worker.mjs', ['start', ...where()])
+      const persister = open()
+      expect((await persister.getSession(id))?.state).toBe('active')
+      await persister.close()
+    } finally {
+      await killHard(first)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_800))
+    await runChild('./agent-worker.mjs', ['start', ...where()])
+    const after = open()
+    expect((await after.getSession(id))?.state).toBe('interrupted')
+    // The user message of the killed send was kept.
+    expect((await after.getMessages(id)).map((m) => m.content)).toContain('a long task')
+    await after.close()
+  }, 60_000)
+})

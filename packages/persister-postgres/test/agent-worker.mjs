@@ -1,0 +1,67 @@
+// An application process on the test database, for the two-process agent tests. Started by
+// test/child-process.ts with the TypeScript source hooks; prints one JSON line.
+//
+//   node agent-worker.mjs sends <url> <schema> <sessionId> <label> <count> <durability> <startAtMs>
+//       sends `count` messages to the session (a scripted model answers each, slowly), retrying a
+//       send that another process holds (SessionBusyError); prints { sent, busy, errors }
+//   node agent-worker.mjs long <url> <schema> <sessionId> <leaseTtlMs>
+//       one send whose model never finishes; prints { started } and waits to be killed
+//   node agent-worker.mjs start <url> <schema>
+//       initialize() only (repairs sessions left active); prints { initialized }
+const { createAgent, isAgentError } = await import('@agentx/core')
+const { ScriptedAdapter, textTurn } = await import('@agentx/core/testing')
+const { createPostgresPersister } = await import(new URL('../src/index.ts', import.meta.url).href)
+
+const [command, connectionString, schema, ...args] = process.argv.slice(2)
+const persister = createPostgresPersister({ connectionString, schema, poolSize: 2 })
+const print = (value) => process.stdout.write(`${JSON.stringify(value)}\n`)
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+if (command === 'sends') {
+  const [sessionId, label, count, durability, startAt] = args
+  const turns = Array.from({ length: Number(count) }, (_, i) => ({
+    events: textTurn(`${label} reply ${i}`, { chunkSize: 3 }),
+    delayMs: 4,
+  }))
+  const agent = createAgent({ durability, leaseTtlMs: 5_000 }, { adapter: new ScriptedAdapter(turns), persister })
+  await agent.initialize()
+  const session = await agent.getSession(sessionId)
+  await sleep(Math.max(0, Number(startAt) - Date.now()))
+  let sent = 0
+  let busy = 0
+  const errors = []
+  while (sent < Number(count)) {
+    try {
+      await session.send(`${label} ${sent}`)
+      sent += 1
+    } catch (error) {
+      if (isAgentError(error) && error.code === 'SESSION_BUSY') {
+        busy += 1
+        await sleep(2 + Math.random() * 5)
+      } else {
+        errors.push(isAgentError(error) ? error.code : String(error))
+        break
+      }
+    }
+  }
+  await agent.close()
+  print({ sent, busy, errors })
+} else if (command === 'long') {
+  // A send whose model never finishes: the process is killed while it runs.
+  const [sessionId, leaseTtlMs] = args
+  const adapter = new ScriptedAdapter([{ events: textTurn('thinking…'), waitForAbort: true }])
+  const agent = createAgent({ leaseTtlMs: Number(leaseTtlMs) }, { adapter, persister })
+  const session = await agent.getSession(sessionId)
+  void session.send('a long task').catch(() => undefined)
+  while (session.state !== 'active') await sleep(5)
+  await sleep(50)
+  print({ started: true })
+  // Runs until killed (never reaches the close below).
+  await new Promise(() => setInterval(() => {}, 60_000))
+} else if (command === 'start') {
+  const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+  await agent.initialize()
+  await agent.close()
+  print({ initialized: true })
+}
+await persister.close()
