@@ -17,6 +17,7 @@ import {
   startRetention,
 } from './prune-sessions.js'
 import { uuidv7 } from '../util/uuid-v7.js'
+import { loadKnowledge, renderKnowledge } from './load-knowledge.js'
 import { validateContent, validateSendOptions } from '../session/validate-input.js'
 
 /** The public face of an agent, as `createAgent` returns it. */
@@ -189,6 +190,11 @@ export class AgentCore implements Agent {
       runtime.owner = this.#owner
       if (config.leaseTtlMs !== undefined) runtime.leaseTtlMs = config.leaseTtlMs
       if (deps.logger !== undefined) runtime.logger = deps.logger
+      if (config.compaction !== undefined) runtime.compaction = config.compaction
+      if (config.knowledge !== undefined) {
+        const knowledge = renderKnowledge(await loadKnowledge(config.knowledge, config.workspace ?? process.cwd()))
+        if (knowledge !== undefined) runtime.knowledge = knowledge
+      }
       const manager = new SessionManager({
         adapter,
         persister,

@@ -71,7 +71,7 @@ export class SessionManager {
     if (appName !== undefined) data.appName = appName
     if (options.metadata !== undefined) data.metadata = cloneJson(options.metadata, 'metadata')
     await withRetry(() => this.#options.persister.saveSession(data))
-    return this.#adopt(data, [], options.tools)
+    return this.#adopt(data, [], options)
   }
 
   /** The session with this id in this agent's scope, or `undefined`. Reads metadata only. */
@@ -166,11 +166,13 @@ export class SessionManager {
     await Promise.all(running.map((session: ManagedSession) => session.whenSettled?.()))
   }
 
-  #adopt(data: SessionData, messages: [] | undefined, tools?: Tool[]): Session {
+  #adopt(data: SessionData, messages: [] | undefined, created?: Pick<CreateSessionOptions, 'tools' | 'compaction'>): Session {
     const { factory, adapter, runtime, persister, isClosed } = this.#options
-    const options: SessionRuntimeOptions = tools?.length
+    const tools = created?.tools
+    let options: SessionRuntimeOptions = tools?.length
       ? { ...runtime, tools: [...runtime.tools, ...tools] }
       : runtime
+    if (created?.compaction !== undefined) options = { ...options, compaction: created.compaction }
     const session = factory.createSession({
       data,
       adapter,

@@ -2,6 +2,8 @@ import { ConfigurationError } from '../errors/configuration-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { describe, isPlainObject, rejectUnknownKeys, validateTools } from '../session/validate-input.js'
 import type { AgentConfig, AgentDeps, CreateSessionOptions } from './agent-config.js'
+import { validateCompactionOptions } from '../session/compaction.js'
+import { validateKnowledge } from './load-knowledge.js'
 
 const CONFIG_KEYS = [
   'workspace',
@@ -17,6 +19,8 @@ const CONFIG_KEYS = [
   'writeRetry',
   'leaseTtlMs',
   'retention',
+  'compaction',
+  'knowledge',
 ] as const satisfies ReadonlyArray<keyof AgentConfig>
 const DEPS_KEYS = ['adapter', 'persister', 'sessionFactory', 'logger'] as const satisfies ReadonlyArray<
   keyof AgentDeps
@@ -30,6 +34,7 @@ const CREATE_SESSION_KEYS = [
   'metadata',
   'tools',
   'cwd',
+  'compaction',
 ] as const satisfies ReadonlyArray<keyof CreateSessionOptions>
 
 const configError = (message: string) => new ConfigurationError(message)
@@ -77,6 +82,8 @@ export function validateAgentConfig(config: unknown): asserts config is AgentCon
     maxDelayMs: 0,
   })
   if (value.tools !== undefined) validateTools(value.tools, 'tools', configError)
+  if (value.compaction !== undefined) validateCompactionOptions(value.compaction, 'compaction', configError)
+  if (value.knowledge !== undefined) validateKnowledge(value.knowledge, configError)
 }
 
 /** Checks `createAgent`'s plugins: known keys only, each the right kind of object. */
@@ -122,6 +129,7 @@ export function validateCreateSessionOptions(options: unknown): asserts options 
     throw validationError('metadata must be an object.')
   }
   if (value.tools !== undefined) validateTools(value.tools, 'tools', validationError)
+  if (value.compaction !== undefined) validateCompactionOptions(value.compaction, 'compaction', validationError)
 }
 
 function integer(value: unknown, name: string, min: number): void {

@@ -27,7 +27,19 @@ import {
   runAnsweredBatch,
   type WaitingBatch,
 } from './approvals.js'
-import { type Continuation, continuationForRetry, historyForModel } from './continuation.js'
+import { type Continuation, continuationForRetry } from './continuation.js'
+import {
+  type CompactOptions,
+  compactionMessage,
+  DEFAULT_KEEP_RECENT_MESSAGES,
+  DEFAULT_COMPACTION_INSTRUCTIONS,
+  estimateRequestTokens,
+  historyWithCompaction,
+  planCompaction,
+  summarize as summarizeConversation,
+  validateCompactOptions,
+} from './compaction.js'
+import { withKnowledge } from '../agent/load-knowledge.js'
 import { mergeTools, runToolStep, toolCallsOf } from './tool-step.js'
 import { type SendInput, validateSendInput, validateSendOptions } from './validate-input.js'
 import { SessionLease } from './session-lease.js'
@@ -37,12 +49,14 @@ const SUMMARY_LENGTH = 100
 
 /** One running send: its input, its signal, where its events go and what it persisted. */
 interface SendRun {
-  input: SendInput | { kind: 'retry' }
+  input: SendInput | { kind: 'retry' } | { kind: 'compact' }
   options: SendOptions
   controller: AbortController
   sink: EventStream<SessionEvent> | undefined
   emit(event: SessionEvent): void
   produced: AnyMessage[]
+  /** An automatic compaction failed in this send: no other is tried until the next send. */
+  compactionFailed?: boolean
 }
 
 /**
@@ -214,6 +228,38 @@ export class BaseSession implements Session {
     return batch?.pending ?? []
   }
 
+  compact(options?: CompactOptions): Promise<AnyMessage> {
+    let run: SendRun
+    let keep: number
+    try {
+      this.#assertUsable()
+      if (this.#run) throw new SessionBusyError(this.id)
+      const checked = validateCompactOptions(options, (message) => new ValidationError(message))
+      keep =
+        checked.keepRecentMessages ?? this.options.compaction?.keepRecentMessages ?? DEFAULT_KEEP_RECENT_MESSAGES
+      run = this.#newRun({ kind: 'compact' }, checked.signal === undefined ? {} : { signal: checked.signal }, undefined)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.#start(run, async () => {
+      if (this.#lease) {
+        await this.#lease.claim()
+        await this.#refresh()
+      }
+      const messages = await this.#history.load()
+      const signal = run.controller.signal
+      const message = await this.#summarise(run, messages.length, keep, this.model)
+      this.#throwIfAborted(signal)
+      if (message === undefined) {
+        throw new SessionStateError(
+          `Session ${this.id} has nothing to compact: no message is older than the last ${keep} since the latest summary.`,
+          { state: this.#data.state },
+        )
+      }
+      return message
+    })
+  }
+
   async getMessages(query?: MessagesQuery): Promise<AnyMessage[]> {
     this.#assertUsable()
     return this.#history.page(query)
@@ -322,12 +368,14 @@ export class BaseSession implements Session {
     return run
   }
 
-  #start(run: SendRun): Promise<SendResult> {
+  #start(run: SendRun): Promise<SendResult>
+  #start<T>(run: SendRun, body: () => Promise<T>): Promise<T>
+  #start(run: SendRun, body: () => Promise<unknown> = () => this.#flow(run)): Promise<unknown> {
     const external = run.options.signal
     const onExternalAbort = (): void => this.abort()
     if (external?.aborted) this.abort()
     else external?.addEventListener('abort', onExternalAbort, { once: true })
-    const running = this.#flow(run).finally(async () => {
+    const running = body().finally(async () => {
       external?.removeEventListener('abort', onExternalAbort)
       await this.#endLease()
       this.#run = undefined
@@ -365,7 +413,12 @@ export class BaseSession implements Session {
       let last: AnyMessage | undefined
       let pending: PendingToolCall[] = []
       for (let step = 1; ; step++) {
-        const streamOptions = this.#streamOptions(historyEnd, tools, options, signal)
+        let streamOptions = this.#streamOptions(historyEnd, tools, options, signal)
+        const summary = await this.#compactBeforeRequest(run, prompt, historyEnd, streamOptions)
+        if (summary !== undefined) {
+          if (summary.usage) sendUsage = addUsage(sendUsage, summary.usage)
+          streamOptions = this.#streamOptions(historyEnd, tools, options, signal)
+        }
         emit({ type: 'step-start', step, agent: 'default', model: streamOptions.model })
         let outcome: ResponseOutcome
         try {
@@ -576,10 +629,10 @@ export class BaseSession implements Session {
   ): AdapterStreamOptions {
     const streamOptions: AdapterStreamOptions = {
       model: options.model ?? this.model,
-      history: historyForModel(this.#history.messages, historyEnd),
+      history: historyWithCompaction(this.#history.messages, historyEnd),
       signal,
     }
-    const systemPrompt = options.systemPrompt ?? this.systemPrompt
+    const systemPrompt = withKnowledge(options.systemPrompt ?? this.systemPrompt, this.options.knowledge)
     if (systemPrompt !== undefined) streamOptions.systemPrompt = systemPrompt
     if (tools.size > 0) {
       streamOptions.tools = [...tools.values()].map(({ name, description, inputSchema }) => ({
@@ -593,6 +646,72 @@ export class BaseSession implements Session {
     if (options.temperature !== undefined) streamOptions.temperature = options.temperature
     if (options.providerOptions !== undefined) streamOptions.providerOptions = options.providerOptions
     return streamOptions
+  }
+
+  /**
+   * The compaction step before each model request (DESIGN §10.4): when the request's input would
+   * pass `compaction.thresholdTokens`, the older part of the conversation is summarised and the
+   * request is made from the summary. A failing summariser does not fail the send: it is logged,
+   * shown as `compaction-error`, and the request goes on uncompacted. Resolves to the summary
+   * written, if any.
+   */
+  async #compactBeforeRequest(
+    run: SendRun,
+    prompt: string | ContentBlock[],
+    historyEnd: number,
+    request: AdapterStreamOptions,
+  ): Promise<AnyMessage | undefined> {
+    const settings = this.options.compaction
+    if (settings === undefined || run.compactionFailed) return undefined
+    if (estimateRequestTokens({ ...request, prompt }) <= settings.thresholdTokens) return undefined
+    const keep = settings.keepRecentMessages ?? DEFAULT_KEEP_RECENT_MESSAGES
+    try {
+      // The prompt (at `historyEnd`) is part of what may be kept, never of what is summarised.
+      return await this.#summarise(run, historyEnd + 1, keep, request.model)
+    } catch (caught) {
+      const signal = run.controller.signal
+      if (signal.aborted) throw this.#abortedError(signal)
+      const error = this.#toError(caught, signal)
+      run.compactionFailed = true
+      this.options.logger?.warn('agentx: compaction failed; the request goes on with the whole history', {
+        sessionId: this.id,
+        code: error.code,
+        error: error.message,
+      })
+      run.emit({ type: 'compaction-error', error })
+      return undefined
+    }
+  }
+
+  /**
+   * Summarises what is older than the last `keep` of the first `end` messages, then persists the
+   * summary, shows it (`message`, `compaction`), counts its usage, and drops the provider session
+   * id (the provider's stored context is the uncompacted one). `undefined` when nothing is old
+   * enough; throws the summariser's error, having written nothing.
+   */
+  async #summarise(run: SendRun, end: number, keep: number, model: string): Promise<AnyMessage | undefined> {
+    const plan = planCompaction(this.#history.messages, end, keep)
+    if (plan === undefined) return undefined
+    const settings = this.options.compaction
+    const { text, usage } = await summarizeConversation(plan, {
+      adapter: settings?.adapter ?? this.adapter,
+      model: settings?.model ?? (settings?.adapter === undefined ? model : ''),
+      instructions: settings?.instructions ?? DEFAULT_COMPACTION_INSTRUCTIONS,
+      signal: run.controller.signal,
+      retry: this.options.retry,
+      logger: this.options.logger,
+      sessionId: this.id,
+    })
+    this.#throwIfAborted(run.controller.signal)
+    const message = compactionMessage(this.id, this.#history.nextSeq(), text, plan.throughSeq, usage)
+    const saved = this.#append(message, run)
+    if (usage !== undefined) this.#usage = addUsage(this.#usage, usage)
+    delete this.#data.providerSessionId
+    const sessionSaved = this.#queue?.saveSession(this.toSessionData())
+    await this.#write(saved)
+    await this.#write(sessionSaved)
+    run.emit({ type: 'compaction', message })
+    return message
   }
 
   /** Adds a message to the history (frozen), queues its write and shows it. */

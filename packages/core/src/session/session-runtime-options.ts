@@ -2,6 +2,7 @@ import type { Tool } from '../tools/tool.js'
 import type { RetryOptions } from '../retry/retry-options.js'
 import type { Logger } from '../util/logger.js'
 import type { WriteQueueOptions } from './write-queue.js'
+import type { CompactionOptions } from './compaction.js'
 
 /** Where `send` waits for storage: `sync` awaits every write, `async` only `flush()`/`close()`. */
 export type Durability = 'sync' | 'async'
@@ -29,6 +30,16 @@ export interface SessionRuntimeOptions {
   /** How long a lease lasts without renewal, in ms. Default is `30000`. */
   leaseTtlMs?: number
   logger?: Logger
+  /**
+   * When the session compacts its conversation by itself (DESIGN §10.4), already validated.
+   * Default is none: it never does (`session.compact()` still works).
+   */
+  compaction?: CompactionOptions
+  /**
+   * The knowledge sections, rendered once in `initialize()` (see `renderKnowledge`), appended to
+   * the system prompt of every model request. Default is none.
+   */
+  knowledge?: string
 }
 
 /** How hard the write queue tries a failing store (see `AgentConfig.writeRetry`). */
