@@ -192,7 +192,9 @@ export class AgentCore implements Agent {
       if (deps.logger !== undefined) runtime.logger = deps.logger
       if (config.compaction !== undefined) runtime.compaction = config.compaction
       if (config.knowledge !== undefined) {
-        const knowledge = renderKnowledge(await loadKnowledge(config.knowledge, config.workspace ?? process.cwd()))
+        const knowledge = renderKnowledge(
+          await loadKnowledge(config.knowledge, config.workspace ?? process.cwd()),
+        )
         if (knowledge !== undefined) runtime.knowledge = knowledge
       }
       const manager = new SessionManager({

@@ -60,7 +60,10 @@ export async function loadKnowledge(
     } catch (error) {
       if (error instanceof ConfigurationError) throw error
       const code = (error as { code?: unknown }).code
-      throw unreadable(code === 'ENOENT' ? 'does not exist' : `cannot be read: ${String(code ?? error)}`, error)
+      throw unreadable(
+        code === 'ENOENT' ? 'does not exist' : `cannot be read: ${String(code ?? error)}`,
+        error,
+      )
     }
     // Checked before reading, so a huge file is never loaded into memory.
     count(entry, size)
@@ -93,7 +96,10 @@ export function renderKnowledge(sections: readonly KnowledgeSection[]): string |
 }
 
 /** The system prompt of a request: the prompt, then the rendered knowledge after a blank line. */
-export function withKnowledge(systemPrompt: string | undefined, knowledge: string | undefined): string | undefined {
+export function withKnowledge(
+  systemPrompt: string | undefined,
+  knowledge: string | undefined,
+): string | undefined {
   if (knowledge === undefined) return systemPrompt
   if (systemPrompt === undefined || systemPrompt === '') return knowledge
   return `${systemPrompt}\n\n${knowledge}`
@@ -108,7 +114,9 @@ export function validateKnowledge(
   error: (message: string) => AgentError,
 ): asserts value is KnowledgeEntry[] {
   if (!Array.isArray(value)) {
-    throw error(`knowledge must be an array of file paths and { name, text } objects, got ${describe(value)}.`)
+    throw error(
+      `knowledge must be an array of file paths and { name, text } objects, got ${describe(value)}.`,
+    )
   }
   const names = new Set<string>()
   value.forEach((entry: unknown, index) => {
@@ -122,7 +130,8 @@ export function validateKnowledge(
       if (typeof entry.name !== 'string' || entry.name === '') {
         throw error(`${at}.name must be a non-empty string, got ${describe(entry.name)}.`)
       }
-      if (typeof entry.text !== 'string') throw error(`${at}.text must be a string, got ${describe(entry.text)}.`)
+      if (typeof entry.text !== 'string')
+        throw error(`${at}.text must be a string, got ${describe(entry.text)}.`)
       name = entry.name
     } else {
       throw error(`${at} must be a file path or { name, text }, got ${describe(entry)}.`)

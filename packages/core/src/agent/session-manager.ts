@@ -6,7 +6,6 @@ import { cloneJson } from '../persistence/json-copy.js'
 import type { Session } from '../session/session.js'
 import type { SessionEvent } from '../session/session-events.js'
 import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
-import type { Tool } from '../tools/tool.js'
 import { sleep } from '../util/abort.js'
 import { emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
@@ -166,7 +165,11 @@ export class SessionManager {
     await Promise.all(running.map((session: ManagedSession) => session.whenSettled?.()))
   }
 
-  #adopt(data: SessionData, messages: [] | undefined, created?: Pick<CreateSessionOptions, 'tools' | 'compaction'>): Session {
+  #adopt(
+    data: SessionData,
+    messages: [] | undefined,
+    created?: Pick<CreateSessionOptions, 'tools' | 'compaction'>,
+  ): Session {
     const { factory, adapter, runtime, persister, isClosed } = this.#options
     const tools = created?.tools
     let options: SessionRuntimeOptions = tools?.length

@@ -129,7 +129,8 @@ export function validateCreateSessionOptions(options: unknown): asserts options 
     throw validationError('metadata must be an object.')
   }
   if (value.tools !== undefined) validateTools(value.tools, 'tools', validationError)
-  if (value.compaction !== undefined) validateCompactionOptions(value.compaction, 'compaction', validationError)
+  if (value.compaction !== undefined)
+    validateCompactionOptions(value.compaction, 'compaction', validationError)
 }
 
 function integer(value: unknown, name: string, min: number): void {

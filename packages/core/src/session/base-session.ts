@@ -236,8 +236,14 @@ export class BaseSession implements Session {
       if (this.#run) throw new SessionBusyError(this.id)
       const checked = validateCompactOptions(options, (message) => new ValidationError(message))
       keep =
-        checked.keepRecentMessages ?? this.options.compaction?.keepRecentMessages ?? DEFAULT_KEEP_RECENT_MESSAGES
-      run = this.#newRun({ kind: 'compact' }, checked.signal === undefined ? {} : { signal: checked.signal }, undefined)
+        checked.keepRecentMessages ??
+        this.options.compaction?.keepRecentMessages ??
+        DEFAULT_KEEP_RECENT_MESSAGES
+      run = this.#newRun(
+        { kind: 'compact' },
+        checked.signal === undefined ? {} : { signal: checked.signal },
+        undefined,
+      )
     } catch (error) {
       return Promise.reject(error)
     }

@@ -190,11 +190,15 @@ export async function summarize(
         started = true
         if (event.type === 'text-delta') deltas += event.text
         else if (event.type === 'message') final = textOf(event.content)
-        else if (event.type === 'usage') usage = usage === undefined ? { ...event.usage } : addUsage(usage, event.usage)
+        else if (event.type === 'usage')
+          usage = usage === undefined ? { ...event.usage } : addUsage(usage, event.usage)
       }
       const text = (final ?? deltas).trim()
       if (text === '') {
-        throw new AgentError('The summariser answered without text; nothing was compacted.', 'COMPACTION_EMPTY')
+        throw new AgentError(
+          'The summariser answered without text; nothing was compacted.',
+          'COMPACTION_EMPTY',
+        )
       }
       return { text, usage }
     } catch (error) {
@@ -267,13 +271,19 @@ export function validateCompactionOptions(
   if (value.model !== undefined && (typeof value.model !== 'string' || value.model === '')) {
     throw error(`${name}.model must be a non-empty string, got ${describe(value.model)}.`)
   }
-  if (value.instructions !== undefined && (typeof value.instructions !== 'string' || value.instructions === '')) {
+  if (
+    value.instructions !== undefined &&
+    (typeof value.instructions !== 'string' || value.instructions === '')
+  ) {
     throw error(`${name}.instructions must be a non-empty string, got ${describe(value.instructions)}.`)
   }
 }
 
 /** Checks the options of `session.compact()`; throws what `error` makes. */
-export function validateCompactOptions(value: unknown, error: (message: string) => AgentError): CompactOptions {
+export function validateCompactOptions(
+  value: unknown,
+  error: (message: string) => AgentError,
+): CompactOptions {
   if (value === undefined) return {}
   if (!isPlainObject(value)) throw error(`compact options must be an object, got ${describe(value)}.`)
   rejectUnknownKeys(value, ['keepRecentMessages', 'signal'], 'compact option', error)

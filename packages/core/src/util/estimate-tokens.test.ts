@@ -45,7 +45,9 @@ describe('estimateTokens', () => {
   it('keeps English text within ±15 % of the reference counts on the median', () => {
     const ratios = samples
       .filter((sample) => sample.category === 'english')
-      .flatMap((sample) => [sample.o200k, sample.claudeLegacy].map((real) => estimateTokens(sample.text) / real))
+      .flatMap((sample) =>
+        [sample.o200k, sample.claudeLegacy].map((real) => estimateTokens(sample.text) / real),
+      )
       .sort((a, b) => a - b)
     const median = ratios[Math.floor(ratios.length / 2)]!
     expect(median).toBeGreaterThan(0.85)
@@ -56,7 +58,9 @@ describe('estimateTokens', () => {
     expect(estimateTokens('')).toBe(0)
     const one = estimateTokens('The quick brown fox jumps over the lazy dog. ')
     expect(one).toBeGreaterThan(5)
-    expect(estimateTokens('The quick brown fox jumps over the lazy dog. '.repeat(100))).toBeGreaterThan(one * 90)
+    expect(estimateTokens('The quick brown fox jumps over the lazy dog. '.repeat(100))).toBeGreaterThan(
+      one * 90,
+    )
   })
 
   it('counts a character outside the Basic Multilingual Plane once, not as two characters', () => {
