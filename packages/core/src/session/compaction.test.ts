@@ -88,7 +88,8 @@ describe('compaction: the trigger before a model request', () => {
     expect(summariser.calls).toHaveLength(1)
     const types = events.map((e) => e.type)
     expect(types.indexOf('compaction')).toBeLessThan(types.indexOf('step-start'))
-    // Persisted: nothing deleted, the summary after the prompt, covering u1…u3 (seq 0–4).
+    // Persisted: nothing deleted, the summary after the prompt, covering u1…a2 (seq 0–3): the
+    // kept tail of 2 (a3, u4) grew to keep u3 with its answer.
     const stored = await persister.getMessages(session.id)
     expect(shape(stored)).toEqual([
       'user:u1',
@@ -105,14 +106,14 @@ describe('compaction: the trigger before a model request', () => {
     expect(summary).toMatchObject({
       type: 'system',
       content: [{ type: 'text', text: 'SUMMARY-1' }],
-      compaction: { throughSeq: 4 },
+      compaction: { throughSeq: 3 },
       usage: usage(500, 40),
     })
-    // The model saw the system prompt, the summary and only what came after seq 4.
+    // The model saw the system prompt, the summary and only what came after seq 3.
     const request = model.calls[3]!
     expect(request.options.systemPrompt).toBe('You are terse.')
     expect(request.prompt).toBe('u4')
-    expect(shape(request.options.history)).toEqual(['system:summary', 'agent:a3'])
+    expect(shape(request.options.history)).toEqual(['system:summary', 'user:u3', 'agent:a3'])
     expect(textOf(request.options.history[0])).toContain('SUMMARY-1')
   })
 
@@ -155,22 +156,26 @@ describe('compaction: the trigger before a model request', () => {
     expect(summariser.calls).toHaveLength(1)
     expect(shape(model.calls[4]!.options.history)).toEqual([
       'system:summary',
+      'user:u3',
       'agent:a3',
       'user:u4',
       'agent:a4',
     ])
   })
 
-  it('never splits a tool call from its result: the kept tail grows to include the call', async () => {
+  it('never splits a tool call from its result, and opens with the summary as a user turn when the kept part opens with a reply', async () => {
     const lookup: Tool = {
       name: 'lookup',
       description: 'Reads a value',
       inputSchema: { type: 'object' },
-      execute: () => 'value 42',
+      execute: (input) => `value of ${(input as { key: string }).key}`,
     }
+    const call = (id: string, inputTokens: number) =>
+      toolCallTurn([{ id, name: 'lookup', input: { key: id } }], { usage: usage(inputTokens, 10) })
     const model = new ScriptedAdapter([
-      reply('a0', 100),
-      toolCallTurn([{ id: 't1', name: 'lookup', input: { key: 'x' } }], { usage: usage(5000, 10) }),
+      call('k1', 100),
+      call('k2', 300),
+      call('k3', 5000),
       reply('done', 200),
     ])
     const summariser = new ScriptedAdapter([summaryTurn('S')])
@@ -180,16 +185,20 @@ describe('compaction: the trigger before a model request', () => {
       { adapter: model, persister },
     )
     const session = await agent.createSession()
-    await session.send('first')
-    await session.send('look it up')
-    // Before step 2 the prompt is the tool message; keeping 1 would cut between call and result.
-    const history = model.calls[2]!.options.history
-    expect(shape(history)).toEqual(['system:summary', 'agent:3'])
-    expect(model.calls[2]!.prompt).toEqual([
-      { type: 'tool_result', toolUseId: 't1', content: [{ type: 'text', text: 'value 42' }] },
-    ])
+    const result = await session.send('look three things up')
+    expect(result.text).toBe('done')
+    // Before step 4 the prompt is the k3 result; keeping 1 message would cut it from its call.
     const summary = (await persister.getMessages(session.id)).find((m) => m.compaction)!
-    expect(summary.compaction).toEqual({ throughSeq: 2 }) // first, a0, look it up
+    expect(summary.compaction).toEqual({ throughSeq: 4 }) // the user message, k1 and k2 with their results
+    const request = model.calls[3]!
+    expect(shape(request.options.history)).toEqual(['user:summary', 'agent:5'])
+    expect(request.options.history[1]!.content).toEqual([
+      { type: 'tool_use', id: 'k3', name: 'lookup', input: { key: 'k3' } },
+    ])
+    expect(request.prompt).toEqual([
+      { type: 'tool_result', toolUseId: 'k3', content: [{ type: 'text', text: 'value of k3' }] },
+    ])
+    expect(summariser.calls[0]!.prompt).toContain('[result of lookup]: value of k2')
   })
 
   it('nothing is deleted: getMessages() returns every message, the summary among them', async () => {
@@ -253,7 +262,7 @@ describe('compaction: the trigger before a model request', () => {
     // The transcript of what is summarised, not the kept tail.
     expect(call.prompt).toContain('User:\nu1')
     expect(call.prompt).toContain('Assistant:\na2')
-    expect(call.prompt).toContain('User:\nu3')
+    expect(call.prompt).not.toContain('u3')
     expect(call.prompt).not.toContain('a3')
     expect(call.prompt).not.toContain('u4')
 
@@ -303,22 +312,24 @@ describe('compaction: repeated, manual, after a restart', () => {
     const summariser = new ScriptedAdapter([summaryTurn('SUMMARY-1'), summaryTurn('SUMMARY-2')])
     const { model, session, persister } = await growingSession({ summariser })
     model.push(reply('a5', 2000), reply('a6', 50))
-    await session.send('u4') // first compaction, through seq 4
+    await session.send('u4') // first compaction, through a2 (seq 3)
     await session.send('u5') // a4 reported 120: no compaction
     await session.send('u6') // a5 reported 2000: second compaction
     expect(summariser.calls).toHaveLength(2)
     const second = summariser.calls[1]!.prompt as string
     expect(second).toContain('<earlier-summary>\nSUMMARY-1\n</earlier-summary>')
-    expect(second).toContain('Assistant:\na3')
+    expect(second).toContain('User:\nu3')
+    expect(second).toContain('Assistant:\na4')
+    expect(second).not.toContain('u5')
     expect(second).not.toContain('u1') // already in the first summary
     const stored = await persister.getMessages(session.id)
     const summaries = stored.filter((m) => m.compaction)
     expect(summaries.map((m) => [textOf(m), m.compaction!.throughSeq])).toEqual([
-      ['SUMMARY-1', 4],
-      ['SUMMARY-2', 9],
+      ['SUMMARY-1', 3],
+      ['SUMMARY-2', 8],
     ])
     const history = model.calls[5]!.options.history
-    expect(shape(history)).toEqual(['system:summary', 'agent:a5'])
+    expect(shape(history)).toEqual(['system:summary', 'user:u5', 'agent:a5'])
     expect(textOf(history[0])).toContain('SUMMARY-2')
     expect(textOf(history[0])).not.toContain('SUMMARY-1')
   })
@@ -394,7 +405,7 @@ describe('compaction: repeated, manual, after a restart', () => {
     await (await second.getSession(seeded.id))!.send('u400')
     await second.close()
     const summary = (await persister.getMessages(seeded.id)).find((m) => m.compaction)!
-    expect(summary.compaction).toEqual({ throughSeq: 396 })
+    expect(summary.compaction).toEqual({ throughSeq: 395 })
 
     persister.reads = []
     const model = new ScriptedAdapter([reply('next', 900)])
@@ -403,6 +414,7 @@ describe('compaction: repeated, manual, after a restart', () => {
     await session.send('after the restart')
     expect(shape(model.calls[0]!.options.history)).toEqual([
       'system:summary',
+      'user:u396',
       'agent:a397',
       'user:u398',
       'agent:a399',
@@ -549,11 +561,11 @@ describe('compaction: with pending calls and retry', () => {
     await session.send('ask me')
     expect(session.state).toBe('waiting_input')
     const summary = await session.compact({ keepRecentMessages: 0 })
-    expect(summary.compaction).toEqual({ throughSeq: 2 })
+    expect(summary.compaction).toEqual({ throughSeq: 1 })
     expect((await session.getPending()).map((p) => p.toolUseId)).toEqual(['q1'])
     await session.send([{ type: 'tool_result', toolUseId: 'q1', content: 'blue' }])
     const request = model.calls[3]!
-    expect(shape(request.options.history)).toEqual(['system:summary', 'agent:3'])
+    expect(shape(request.options.history)).toEqual(['system:summary', 'user:ask me', 'agent:3'])
     expect((request.prompt as ContentBlock[])[0]).toMatchObject({ type: 'tool_result', toolUseId: 'q1' })
   })
 
@@ -571,7 +583,8 @@ describe('compaction: with pending calls and retry', () => {
       { tools: [echo], compaction: { thresholdTokens: 1000, keepRecentMessages: 1, adapter: summariser } },
       {
         adapter: new ScriptedAdapter([
-          toolCallTurn([{ id: 't1', name: 'echo', input: {} }], { usage: usage(5000, 10) }),
+          toolCallTurn([{ id: 't1', name: 'echo', input: {} }], { usage: usage(100, 10) }),
+          toolCallTurn([{ id: 't2', name: 'echo', input: {} }], { usage: usage(5000, 10) }),
           { events: [], error: broken },
         ]),
         persister,
@@ -581,16 +594,16 @@ describe('compaction: with pending calls and retry', () => {
     await expect(session.send('do it')).rejects.toBe(broken)
     await first.close()
     const summary = (await persister.getMessages(session.id)).find((m) => m.compaction)!
-    expect(summary.compaction).toEqual({ throughSeq: 0 }) // the user message
+    expect(summary.compaction).toEqual({ throughSeq: 2 }) // the user message, t1 and its result
 
     const model = new ScriptedAdapter([reply('finished', 10)])
     const second = createAgent({ tools: [echo] }, { adapter: model, persister })
     const again = (await second.getSession(session.id))!
     const result = await again.retry()
     expect(result.text).toBe('finished')
-    expect(shape(model.calls[0]!.options.history)).toEqual(['system:summary', 'agent:1'])
+    expect(shape(model.calls[0]!.options.history)).toEqual(['user:summary', 'agent:3'])
     expect(model.calls[0]!.prompt).toEqual([
-      { type: 'tool_result', toolUseId: 't1', content: [{ type: 'text', text: 'echoed' }] },
+      { type: 'tool_result', toolUseId: 't2', content: [{ type: 'text', text: 'echoed' }] },
     ])
     await second.close()
   })
@@ -615,9 +628,12 @@ describe('compaction: planning and configuration', () => {
     expect(planCompaction(messages, 2, 2)).toBeUndefined()
     const waiting = [
       message(0, 'user'),
-      message(1, 'agent', [{ type: 'tool_use', id: 't', name: 'x', input: {} }]),
+      message(1, 'agent'),
+      message(2, 'user'),
+      message(3, 'agent', [{ type: 'tool_use', id: 't', name: 'x', input: {} }]),
     ]
-    expect(planCompaction(waiting, 2, 0)).toMatchObject({ throughSeq: 0 })
+    // The waiting call stays, and with it the user message it answers.
+    expect(planCompaction(waiting, 4, 0)).toMatchObject({ throughSeq: 1 })
   })
 
   it('shows the model the latest summary and only the messages after its throughSeq, other summaries left out', () => {

@@ -31,8 +31,9 @@ export interface CompactionOptions {
   thresholdTokens: number
   /**
    * How many of the latest messages stay verbatim (the request's prompt counts as one). The
-   * kept tail grows by a message when it would start with tool results, so a tool call is never
-   * separated from its result. Default is `8`.
+   * kept tail grows when it would start with tool results (a tool call is never separated from
+   * its result) or with a reply whose user message would be summarised (a question stays with
+   * its answer). Default is `8`.
    */
   keepRecentMessages?: number
   /** The adapter that writes the summary (a cheaper model). Default is the session's adapter. */
@@ -82,11 +83,18 @@ export function latestCompaction(messages: readonly AnyMessage[]): AnyMessage | 
  * The history of a model request, as the model should see it: the first `end` messages, or —
  * once the session was compacted — the latest summary followed by only the messages after its
  * `throughSeq` (other summaries left out), each as {@link historyForModel} shows it.
+ *
+ * The summary is a `system` message, which adapters add to the system prompt. When the kept
+ * messages open with a reply of the model (a compaction inside a long tool loop), the summary is
+ * shown as the opening `user` turn instead: Claude and Gemini reject a conversation whose first
+ * turn is the model's.
  */
 export function historyWithCompaction(messages: readonly AnyMessage[], end: number): AnyMessage[] {
   const summary = latestCompaction(messages)
   if (summary === undefined) return historyForModel(messages, end)
-  return [summaryForModel(summary), ...visibleAfter(messages, end, summary.compaction!.throughSeq)]
+  const after = visibleAfter(messages, end, summary.compaction!.throughSeq)
+  const opensWithReply = after[0] !== undefined && after[0].type !== 'user'
+  return [summaryForModel(summary, opensWithReply ? 'user' : 'system'), ...after]
 }
 
 /**
@@ -129,7 +137,8 @@ export interface CompactionPlan {
 /**
  * Picks what to summarise among the first `end` messages: everything the model sees since the
  * latest summary except the last `keepRecentMessages`. The kept tail never starts with a `tool`
- * message (tool results stay with their calls), and a final agent message with tool calls is kept
+ * message (tool results stay with their calls) nor with an agent message right after a user
+ * message (a question stays with its answer), and a final agent message with tool calls is kept
  * even when `keepRecentMessages` is `0` (its calls are still waiting for results). `undefined`
  * when nothing is old enough to summarise.
  */
@@ -144,6 +153,7 @@ export function planCompaction(
   const last = visible[visible.length - 1]
   if (cut === visible.length && last !== undefined && hasToolCalls(last)) cut -= 1
   while (cut > 0 && visible[cut]?.type === 'tool') cut -= 1
+  if (cut > 0 && visible[cut]?.type === 'agent' && visible[cut - 1]!.type === 'user') cut -= 1
   if (cut === 0) return undefined
   return { previous, messages: visible.slice(0, cut), throughSeq: visible[cut - 1]!.seq }
 }
@@ -311,8 +321,12 @@ function visibleAfter(messages: readonly AnyMessage[], end: number, throughSeq: 
 }
 
 /** The summary as the model sees it: introduced, so the model knows what it stands for. */
-function summaryForModel(summary: AnyMessage): AnyMessage {
-  return { ...summary, content: [{ type: 'text', text: `${SUMMARY_HEADER}\n\n${textOf(summary.content)}` }] }
+function summaryForModel(summary: AnyMessage, type: 'system' | 'user'): AnyMessage {
+  return {
+    ...summary,
+    type,
+    content: [{ type: 'text', text: `${SUMMARY_HEADER}\n\n${textOf(summary.content)}` }],
+  }
 }
 
 function hasToolCalls(message: AnyMessage): boolean {
