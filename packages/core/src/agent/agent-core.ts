@@ -102,7 +102,7 @@ export class AgentCore implements Agent {
     content: string | ContentBlock[],
     options: CreateSessionOptions & SendOptions = {},
   ): Promise<Session> {
-    const { summary, metadata, cwd, tools, ...sendOptions } = options
+    const { summary, metadata, cwd, tools, compaction, ...sendOptions } = options
     const create: CreateSessionOptions = {}
     if (options.model !== undefined) create.model = options.model
     if (options.systemPrompt !== undefined) create.systemPrompt = options.systemPrompt
@@ -110,6 +110,7 @@ export class AgentCore implements Agent {
     if (metadata !== undefined) create.metadata = metadata
     if (cwd !== undefined) create.cwd = cwd
     if (tools !== undefined) create.tools = tools
+    if (compaction !== undefined) create.compaction = compaction
     // Check the send's content and options before a session is created for it.
     validateContent(content)
     validateSendOptions(sendOptions)

@@ -254,7 +254,7 @@ export class BaseSession implements Session {
       }
       const messages = await this.#history.load()
       const signal = run.controller.signal
-      const message = await this.#summarise(run, messages.length, keep, this.model)
+      const message = await this.#summarise(run, messages.length, keep, this.model, false)
       this.#throwIfAborted(signal)
       if (message === undefined) {
         throw new SessionStateError(
@@ -657,9 +657,7 @@ export class BaseSession implements Session {
   /**
    * The compaction step before each model request (DESIGN §10.4): when the request's input would
    * pass `compaction.thresholdTokens`, the older part of the conversation is summarised and the
-   * request is made from the summary. A failing summariser does not fail the send: it is logged,
-   * shown as `compaction-error`, and the request goes on uncompacted. Resolves to the summary
-   * written, if any.
+   * request is made from the summary. Resolves to the summary written, if any.
    */
   async #compactBeforeRequest(
     run: SendRun,
@@ -671,12 +669,43 @@ export class BaseSession implements Session {
     if (settings === undefined || run.compactionFailed) return undefined
     if (estimateRequestTokens({ ...request, prompt }) <= settings.thresholdTokens) return undefined
     const keep = settings.keepRecentMessages ?? DEFAULT_KEEP_RECENT_MESSAGES
+    // The prompt (at `historyEnd`) is part of what may be kept, never of what is summarised.
+    return this.#summarise(run, historyEnd + 1, keep, request.model, true)
+  }
+
+  /**
+   * Summarises what is older than the last `keep` of the first `end` messages, then persists the
+   * summary, shows it (`message`, `compaction`), counts its usage, and drops the provider session
+   * id (the provider's stored context is the uncompacted one). `undefined` when nothing is old
+   * enough. A failing summariser writes nothing; with `tolerateFailure` (automatic compaction) it
+   * does not fail the send either: it is logged, shown as `compaction-error`, and no other
+   * compaction is tried in this send. A write that fails afterwards fails like any other write.
+   */
+  async #summarise(
+    run: SendRun,
+    end: number,
+    keep: number,
+    model: string,
+    tolerateFailure: boolean,
+  ): Promise<AnyMessage | undefined> {
+    const plan = planCompaction(this.#history.messages, end, keep)
+    if (plan === undefined) return undefined
+    const settings = this.options.compaction
+    const signal = run.controller.signal
+    let summary: { text: string; usage: TokenUsage | undefined }
     try {
-      // The prompt (at `historyEnd`) is part of what may be kept, never of what is summarised.
-      return await this.#summarise(run, historyEnd + 1, keep, request.model)
+      summary = await summarizeConversation(plan, {
+        adapter: settings?.adapter ?? this.adapter,
+        model: settings?.model ?? (settings?.adapter === undefined ? model : ''),
+        instructions: settings?.instructions ?? DEFAULT_COMPACTION_INSTRUCTIONS,
+        signal,
+        retry: this.options.retry,
+        logger: this.options.logger,
+        sessionId: this.id,
+      })
     } catch (caught) {
-      const signal = run.controller.signal
       if (signal.aborted) throw this.#abortedError(signal)
+      if (!tolerateFailure) throw caught
       const error = this.#toError(caught, signal)
       run.compactionFailed = true
       this.options.logger?.warn('agentx: compaction failed; the request goes on with the whole history', {
@@ -687,28 +716,8 @@ export class BaseSession implements Session {
       run.emit({ type: 'compaction-error', error })
       return undefined
     }
-  }
-
-  /**
-   * Summarises what is older than the last `keep` of the first `end` messages, then persists the
-   * summary, shows it (`message`, `compaction`), counts its usage, and drops the provider session
-   * id (the provider's stored context is the uncompacted one). `undefined` when nothing is old
-   * enough; throws the summariser's error, having written nothing.
-   */
-  async #summarise(run: SendRun, end: number, keep: number, model: string): Promise<AnyMessage | undefined> {
-    const plan = planCompaction(this.#history.messages, end, keep)
-    if (plan === undefined) return undefined
-    const settings = this.options.compaction
-    const { text, usage } = await summarizeConversation(plan, {
-      adapter: settings?.adapter ?? this.adapter,
-      model: settings?.model ?? (settings?.adapter === undefined ? model : ''),
-      instructions: settings?.instructions ?? DEFAULT_COMPACTION_INSTRUCTIONS,
-      signal: run.controller.signal,
-      retry: this.options.retry,
-      logger: this.options.logger,
-      sessionId: this.id,
-    })
-    this.#throwIfAborted(run.controller.signal)
+    this.#throwIfAborted(signal)
+    const { text, usage } = summary
     const message = compactionMessage(this.id, this.#history.nextSeq(), text, plan.throughSeq, usage)
     const saved = this.#append(message, run)
     if (usage !== undefined) this.#usage = addUsage(this.#usage, usage)

@@ -6,6 +6,7 @@ import type { GetMessagesQuery } from '../contracts/agent-persister.js'
 import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages.js'
 import { AdapterError } from '../errors/adapter-error.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
+import { PersistenceError } from '../errors/persistence-error.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import { ValidationError } from '../errors/validation-error.js'
@@ -286,6 +287,17 @@ describe('compaction: the trigger before a model request', () => {
     expect(model.calls[2]!.options.model).toBe('other-model')
   })
 
+  it('agent.chat passes compaction on to the session it creates', async () => {
+    const summariser = new ScriptedAdapter([summaryTurn('S')])
+    const model = new ScriptedAdapter([reply('a1', 5000), reply('a2', 10)])
+    const agent = createAgent({}, { adapter: model, persister: new InMemoryPersister() })
+    const session = await agent.chat('u1', {
+      compaction: { thresholdTokens: 100, keepRecentMessages: 1, adapter: summariser },
+    })
+    await session.send('u2')
+    expect(summariser.calls).toHaveLength(1)
+  })
+
   it('createSession({ compaction }) overrides the agent compaction for that session', async () => {
     const summariser = new ScriptedAdapter([summaryTurn('S')])
     const model = new ScriptedAdapter([reply('a1', 500), reply('a2', 10), reply('b1', 500), reply('b2', 10)])
@@ -523,6 +535,33 @@ describe('compaction: failures', () => {
     })
     expect(await persister.getMessages(session.id)).toHaveLength(2)
     expect(session.state).toBe('idle')
+  })
+
+  it('a store that refuses the summary fails the send in sync durability; it is not taken for a summariser failure', async () => {
+    class NoSummaries extends InMemoryPersister {
+      override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+        if (message.compaction) throw new PersistenceError('disk full', { code: 'PERSISTENCE' })
+        return super.saveMessage(sessionId, message)
+      }
+    }
+    const summariser = new ScriptedAdapter([summaryTurn('S')])
+    const model = new ScriptedAdapter([reply('a1', 5000), reply('a2', 10)])
+    const agent = createAgent(
+      {
+        durability: 'sync',
+        writeRetry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+        compaction: { thresholdTokens: 1000, keepRecentMessages: 1, adapter: summariser },
+      },
+      { adapter: model, persister: new NoSummaries(), logger: silentLogger() },
+    )
+    const session = await agent.createSession()
+    await session.send('u1')
+    const events: SessionEvent[] = []
+    session.subscribe((event) => events.push(event))
+    await expect(session.send('u2')).rejects.toBeInstanceOf(PersistenceError)
+    expect(events.some((event) => event.type === 'compaction-error')).toBe(false)
+    expect(model.calls).toHaveLength(1)
+    expect(session.state).toBe('error')
   })
 
   it('aborting while the summary is written aborts the send; nothing of the summary is stored', async () => {
