@@ -376,6 +376,29 @@ describe('compaction: repeated, manual, after a restart', () => {
     expect(shape(model.calls[3]!.options.history)).toEqual(['system:summary', 'user:u2', 'agent:a2'])
   })
 
+  it('session.compact({ signal }) aborts the summary request; nothing is written and the session stays usable', async () => {
+    const model = new ScriptedAdapter([
+      reply('a1', 10),
+      reply('a2', 10),
+      { events: [], waitForAbort: true },
+      reply('a3', 10),
+    ])
+    const persister = new InMemoryPersister()
+    const agent = createAgent({}, { adapter: model, persister })
+    const session = await agent.createSession()
+    await session.send('u1')
+    await session.send('u2')
+    const controller = new AbortController()
+    const compacting = session.compact({ keepRecentMessages: 1, signal: controller.signal })
+    await vi.waitFor(() => expect(model.calls).toHaveLength(3))
+    controller.abort()
+    await expect(compacting).rejects.toMatchObject({ kind: 'aborted' })
+    expect(session.state).toBe('idle')
+    expect((await session.send('u3')).text).toBe('a3')
+    await agent.close()
+    expect((await persister.getMessages(session.id)).some((m) => m.compaction)).toBe(false)
+  })
+
   it('session.compact() rejects while a send runs, and with SessionStateError when nothing is old enough', async () => {
     const model = new ScriptedAdapter([{ events: textTurn('slow'), delayMs: 20 }, summaryTurn('S')])
     const agent = createAgent({}, { adapter: model, persister: new InMemoryPersister() })
