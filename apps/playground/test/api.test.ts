@@ -155,14 +155,18 @@ describe('playground API', () => {
     expect(eventTypes(reply.events)).toEqual([
       'message', // the user message, persisted first
       'state',
+      'step-start',
       'text-delta',
       'tool-call',
       'usage',
+      'step-finish',
       'message', // agent message with the tool call
       'tool-result',
       'message', // tool message
+      'step-start',
       'text-delta',
       'usage',
+      'step-finish',
       'message', // final agent message
       'state',
       'done',

@@ -3,7 +3,8 @@
 // the workspace, with no workspace link. Proof that the kit works from the outside.
 //
 // Needs both packages built (`pnpm turbo run build --filter=@agentx/contract-tests`; turbo's
-// `^build` does it for `pnpm test`). Works offline: the tarballs have no other dependencies.
+// `^build` does it for `pnpm test`). The kit's one dependency besides core (fast-check) comes from
+// the npm cache when it is there, else from the registry.
 // Exits with the test run's status; set KEEP_TARBALL_PROJECT=1 to keep the temporary project.
 import { spawnSync } from 'node:child_process'
 import {
@@ -58,7 +59,7 @@ try {
   )
   run(
     'npm',
-    ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', ...packed],
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...packed],
     project,
     'npm install',
   )
@@ -71,9 +72,11 @@ try {
 
   cpSync(join(example, 'src'), join(project, 'src'), { recursive: true })
   cpSync(join(example, 'test'), join(project, 'test'), { recursive: true })
+  // The contract suite has a pattern of its own (`*.contract.node.js`), the plain tests `*.test.js`.
   const tests = readdirSync(join(project, 'test'))
-    .filter((file) => file.endsWith('.test.js'))
+    .filter((file) => file.endsWith('.test.js') || file.endsWith('.contract.node.js'))
     .map((file) => join('test', file))
+  if (!tests.some((file) => file.endsWith('.contract.node.js'))) fail('no contract suite in test/')
   const result = spawnSync(process.execPath, ['--test', ...tests], { cwd: project, stdio: 'inherit' })
   status = result.status ?? 1
 } catch (error) {

@@ -7,8 +7,10 @@ import {
   NotFoundError,
   PersistenceError,
   ValidationError,
+  validateDeleteSessionsQuery,
+  validateListQuery,
   validateMessage,
-  validatePaging,
+  validateMessagesQuery,
   validateSessionData,
 } from '@agentx/core'
 import { writeFileAtomically } from './write-file-atomically.js'
@@ -18,6 +20,7 @@ import { writeFileAtomically } from './write-file-atomically.js'
 /** @typedef {import('@agentx/core').SessionData} SessionData */
 /** @typedef {import('@agentx/core').ListSessionsQuery} ListSessionsQuery */
 /** @typedef {import('@agentx/core').GetMessagesQuery} GetMessagesQuery */
+/** @typedef {import('@agentx/core').DeleteSessionsQuery} DeleteSessionsQuery */
 
 /** Written into every store file, so a foreign JSON file is never mistaken for one. */
 const FORMAT = 'agentx-json-file-store'
@@ -30,7 +33,8 @@ const VERSION = 1
 
 /**
  * A queued call. `run` reads or changes the store; a write's `run` returns whether it changed
- * anything and MUST throw before changing anything when it fails.
+ * anything (or `{ changed, value }` to resolve the call with `value`) and MUST throw before
+ * changing anything when it fails.
  * @typedef {{ write: boolean, action: string, run: (store: Map<string, StoredSession>) => unknown, resolve: (value: unknown) => void, reject: (error: unknown) => void }} Job
  */
 
@@ -96,18 +100,16 @@ export class JsonFilePersister {
     })
   }
 
-  /** @returns {Promise<SessionData[]>} */
+  /** Every session, child sessions included. @returns {Promise<SessionData[]>} */
   getAllSessions() {
-    return this.listSessions({})
+    return this.listSessions({ includeChildren: true })
   }
 
   /** @param {ListSessionsQuery} [query] @returns {Promise<SessionData[]>} */
   listSessions(query = {}) {
     return this.#call(false, 'list sessions', () => {
-      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
-      validatePaging(query.limit, 'limit')
-      validatePaging(query.offset, 'offset')
-      const { userId, appName, state, limit } = query
+      const states = validateListQuery(query)
+      const { userId, appName, metadata, includeChildren, limit } = query
       const offset = query.offset ?? 0
       return (store) =>
         [...store.values()]
@@ -116,7 +118,12 @@ export class JsonFilePersister {
             (session) =>
               (userId === undefined || session.userId === userId) &&
               (appName === undefined || session.appName === appName) &&
-              (state === undefined || session.state === state),
+              (states === undefined || states.includes(session.state)) &&
+              (includeChildren === true || session.parentSessionId === undefined) &&
+              (metadata === undefined ||
+                (session.metadata !== undefined &&
+                  Object.hasOwn(session.metadata, metadata.key) &&
+                  session.metadata[metadata.key] === metadata.value)),
           )
           .sort(compareByActivity)
           .slice(offset, limit === undefined ? undefined : offset + limit)
@@ -124,12 +131,40 @@ export class JsonFilePersister {
     })
   }
 
-  /** @param {string} id @returns {Promise<void>} */
+  /** Deletes a session with its messages and its child sessions. @param {string} id @returns {Promise<void>} */
   deleteSession(id) {
     return this.#call(true, 'delete a session', () => {
       requireText(id, 'id')
       // The session's messages live inside it, so they go with it.
-      return (store) => store.delete(id)
+      return (store) => deleteTree(store, [id]) > 0
+    })
+  }
+
+  /**
+   * Retention (capability `retention`): deletes the sessions of the scope active strictly before
+   * `query.lastActivityBefore` (in `query.states` when given), with their messages and child
+   * sessions, and resolves to how many sessions went.
+   * @param {DeleteSessionsQuery} query
+   * @returns {Promise<number>}
+   */
+  deleteSessions(query) {
+    return this.#call(true, 'delete sessions', () => {
+      const { lastActivityBefore, states, userId, appName } = validateDeleteSessionsQuery(query)
+      return (store) => {
+        const selected = [...store.values()]
+          .map((stored) => stored.session)
+          .filter(
+            (session) =>
+              session.lastActivity < lastActivityBefore &&
+              (states === undefined || states.includes(session.state)) &&
+              (userId === undefined || session.userId === userId) &&
+              (appName === undefined || session.appName === appName),
+          )
+          .map((session) => session.id)
+        const deleted = deleteTree(store, selected)
+        // A write's `run` says whether it changed anything; the count travels beside it.
+        return { changed: deleted > 0, value: deleted }
+      }
     })
   }
 
@@ -163,18 +198,19 @@ export class JsonFilePersister {
   getMessages(sessionId, query = {}) {
     return this.#call(false, 'read messages', () => {
       requireText(sessionId, 'sessionId')
-      if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
-      validatePaging(query.limit, 'limit')
-      const { afterSeq, limit } = query
-      if (afterSeq !== undefined && (typeof afterSeq !== 'number' || Number.isNaN(afterSeq))) {
-        throw new ValidationError(`afterSeq must be a number, got ${String(afterSeq)}.`)
-      }
+      validateMessagesQuery(query)
+      const { afterSeq, beforeSeq, limit } = query
       return (store) => {
         const messages = store.get(sessionId)?.messages ?? []
-        const start = afterSeq === undefined ? 0 : lowerBound(messages, Math.floor(afterSeq) + 1)
-        return messages
-          .slice(start, limit === undefined ? undefined : start + limit)
-          .map((message) => cloneJson(message))
+        let start = afterSeq === undefined ? 0 : lowerBound(messages, Math.floor(afterSeq) + 1)
+        let end = beforeSeq === undefined ? messages.length : lowerBound(messages, Math.ceil(beforeSeq))
+        if (end < start) end = start
+        // With beforeSeq, a limit takes the last messages before it; otherwise the first ones.
+        if (limit !== undefined) {
+          if (beforeSeq === undefined) end = Math.min(end, start + limit)
+          else start = Math.max(start, end - limit)
+        }
+        return messages.slice(start, end).map((message) => cloneJson(message))
       }
     })
   }
@@ -264,21 +300,26 @@ export class JsonFilePersister {
         /** @type {Job[]} */
         const applied = []
         let changed = false
+        /** @type {unknown[]} */
+        const values = []
         for (const job of batch) {
           try {
-            changed = job.run(store) === true || changed
+            const outcome = job.run(store)
+            const result = typeof outcome === 'object' && outcome !== null ? outcome : { changed: outcome === true }
+            changed = /** @type {{ changed: boolean }} */ (result).changed || changed
+            values.push(/** @type {{ value?: unknown }} */ (result).value)
             applied.push(job)
           } catch (error) {
             job.reject(toAgentError(error, job.action, this.filename))
           }
         }
         if (!changed) {
-          for (const job of applied) job.resolve(undefined)
+          applied.forEach((job, index) => job.resolve(values[index]))
           continue
         }
         try {
           await writeFileAtomically(this.filename, serialize(store))
-          for (const job of applied) job.resolve(undefined)
+          applied.forEach((job, index) => job.resolve(values[index]))
         } catch (error) {
           // The file still holds the last complete state: forget the unsaved changes, read it again.
           this.#store = undefined
@@ -307,6 +348,22 @@ export class JsonFilePersister {
     this.#store = parse(text, this.filename)
     return this.#store
   }
+}
+
+/**
+ * Deletes the sessions `ids` and every session below them (by `parentSessionId`); returns how many.
+ * @param {Map<string, StoredSession>} store
+ * @param {string[]} ids
+ */
+function deleteTree(store, ids) {
+  let deleted = 0
+  const pending = [...ids]
+  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+    if (!store.delete(id)) continue
+    deleted++
+    for (const stored of store.values()) if (stored.session.parentSessionId === id) pending.push(stored.session.id)
+  }
+  return deleted
 }
 
 /**

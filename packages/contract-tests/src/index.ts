@@ -43,14 +43,22 @@ export { contractCatalogues, dialectNames } from './rules/contract-catalogues.js
 
 // Persister rules
 export {
+  CONTRACT_SEED_ENV,
+  contractSeed,
   createPersisterRuleContext,
+  DEFAULT_CONTRACT_SEED,
   PERSISTER_CAPABILITIES,
+  PREVIOUS_RELEASE_DATA,
   persisterRules,
+  readInFreshProcess,
+  writePreviousReleaseData,
 } from './rules/persister/index.js'
 export type {
   PersisterContractOptions,
   PersisterRule,
   PersisterRuleContext,
+  PersisterStore,
+  StoreSnapshot,
 } from './rules/persister/index.js'
 
 // Fake provider, wire dialects, adapter rules

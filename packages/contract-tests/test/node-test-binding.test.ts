@@ -2,7 +2,10 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { matchesGlob } from 'node:path'
+import { InMemoryPersister } from '@agentx/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { configDefaults } from 'vitest/config'
 import { adapterRules } from '../src/rules/adapter/index.js'
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -25,6 +28,12 @@ describeAdapterContract({
 })
 `
 
+/** A vitest suite that would fail if node --test ran it. */
+const VITEST_SUITE = `
+import { describePersisterContract } from './dist/bindings/vitest.js'
+describePersisterContract({ name: 'picked up by the wrong runner', create: () => { throw new Error('wrong runner') } })
+`
+
 let tap = ''
 let exitCode: number | null = null
 
@@ -39,11 +48,18 @@ beforeAll(() => {
     },
   )
   if (tsc.status !== 0) throw new Error(`compiling the package failed:\n${tsc.stdout}${tsc.stderr}`)
-  writeFileSync(join(workDirectory, 'adapter.contract.test.mjs'), SUITE)
-  const run = spawnSync(process.execPath, ['--test', '--test-reporter=tap', 'adapter.contract.test.mjs'], {
+  writeFileSync(join(workDirectory, 'adapter.contract.node.mjs'), SUITE)
+  // A vitest suite in the same folder: the documented pattern must leave it alone.
+  writeFileSync(join(workDirectory, 'persister.contract.test.mjs'), VITEST_SUITE)
+  const run = spawnSync(process.execPath, ['--test', '--test-reporter=tap', '**/*.contract.node.mjs'], {
     cwd: workDirectory,
     encoding: 'utf8',
-    env: { ...process.env, AGENTX_CONTRACT_REPORT: '', AGENTX_CONTRACT_REPORT_DIR: reports },
+    // As a user's shell would run it: not inside vitest.
+    env: {
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('VITEST'))),
+      AGENTX_CONTRACT_REPORT: '',
+      AGENTX_CONTRACT_REPORT_DIR: reports,
+    },
     timeout: 90_000,
   })
   tap = run.stdout
@@ -52,6 +68,27 @@ beforeAll(() => {
 
 afterAll(() => {
   rmSync(workDirectory, { recursive: true, force: true })
+})
+
+describe('the two bindings in one folder', () => {
+  it("vitest's default pattern takes the vitest suite and leaves the node:test suite alone", () => {
+    const matches = (file: string) => configDefaults.include.some((pattern) => matchesGlob(file, pattern))
+    expect(matches('persister.contract.test.ts')).toBe(true)
+    expect(matches('persister.contract.test.mjs')).toBe(true)
+    expect(matches('adapter.contract.node.mjs')).toBe(false)
+  })
+
+  it('node --test with the documented pattern runs only the node:test suite', () => {
+    expect(tap).not.toMatch(/wrong runner|runs under `node --test`/)
+    expect(tap).toMatch(/adapter contract: ReferenceAnthropicAdapter \(node:test\)/)
+  })
+
+  it('each binding refuses to run under the other runner, saying what to do', async () => {
+    const nodeTest = await import('../src/bindings/node-test.js')
+    expect(() =>
+      nodeTest.describePersisterContract({ name: 'x', create: () => new InMemoryPersister() }),
+    ).toThrow(/runs under vitest.*\*\.contract\.node\.mjs/)
+  })
 })
 
 describe('describeAdapterContract under node --test', () => {

@@ -13,9 +13,15 @@ export type {
 } from './agent/agent-config.js'
 export { createAgent } from './agent/create-agent.js'
 export type { PruneSessionsOptions, RetentionOptions } from './agent/prune-sessions.js'
+export type { AgentProfile } from './agent/agent-profile.js'
+export { agentTool } from './tools/agent-tool.js'
+export type { AgentToolInput, AgentToolOptions } from './tools/agent-tool.js'
+export type { SessionCacheOptions } from './agent/session-cache.js'
 
 // Sessions
 export type { SendOptions, Session } from './session/session.js'
+export type { ForkOptions } from './session/session-fork.js'
+export type { SessionUpdate } from './session/session-update.js'
 export type { SendResult, SessionEvent, SessionListener } from './session/session-events.js'
 export type { MessagesQuery } from './session/session-history.js'
 export type { SessionState } from './contracts/session-state.js'
@@ -46,6 +52,16 @@ export type {
 
 // Tools, retry, logging
 export type { PendingToolCall, Tool, ToolAnswer, ToolApproval, ToolContext } from './tools/tool.js'
+export { tool } from './tools/tool.js'
+export type { SchemaLike } from './tools/schema.js'
+export type {
+  InferSchemaOutput,
+  StandardIssue,
+  StandardJsonSchemaConverter,
+  StandardResult,
+  StandardSchemaProps,
+  StandardSchemaV1,
+} from './contracts/standard-schema.js'
 export type { RetryOptions } from './retry/retry-options.js'
 export type { Logger } from './util/logger.js'
 

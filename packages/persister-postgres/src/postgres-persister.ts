@@ -215,8 +215,9 @@ export class PostgresPersister implements AgentPersister {
     })
   }
 
+  /** Every session, children included, newest activity first. */
   getAllSessions(): Promise<SessionData[]> {
-    return this.listSessions({})
+    return this.listSessions({ includeChildren: true })
   }
 
   listSessions(query: ListSessionsQuery = {}): Promise<SessionData[]> {

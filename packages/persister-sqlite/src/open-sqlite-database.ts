@@ -4,6 +4,7 @@ import type { AnyMessage } from '@agentx/core'
 import { PersistenceError } from '@agentx/core'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
+import { checkNodeApi } from './check-node-api.js'
 import { mapSqliteError } from './map-sqlite-error.js'
 import {
   fromMessageValues,
@@ -55,9 +56,11 @@ export function isMemoryFilename(filename: string): boolean {
  * Opens (creating it and its missing parent folders if needed) and migrates a SQLite database.
  *
  * Synchronous, like better-sqlite3. A file that is not a SQLite database is detected by the first
- * read, before anything is written, so it is left untouched. Failures are {@link PersistenceError}s.
+ * read, before anything is written, so it is left untouched. Failures are {@link PersistenceError}s,
+ * including a Node too old to load the driver (see {@link checkNodeApi}).
  */
 export function openSqliteDatabase(options: OpenSqliteDatabaseOptions): SqliteConnection {
+  checkNodeApi(process.versions.napi, process.version)
   const { filename } = options
   const memory = isMemoryFilename(filename)
   if (!memory) {

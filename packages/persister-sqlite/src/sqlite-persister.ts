@@ -145,8 +145,9 @@ export class SqlitePersister implements AgentPersister {
     }) as Promise<SessionData | null>
   }
 
+  /** Every session, children included, newest activity first. */
   getAllSessions(): Promise<SessionData[]> {
-    return this.listSessions({})
+    return this.listSessions({ includeChildren: true })
   }
 
   listSessions(query: ListSessionsQuery = {}): Promise<SessionData[]> {

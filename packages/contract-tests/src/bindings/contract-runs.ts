@@ -17,6 +17,7 @@ import {
   type PersisterRuleContext,
   persisterRules,
   validatePersisterOptions,
+  withoutPaginationCapability,
 } from '../rules/persister/index.js'
 
 /**
@@ -27,12 +28,13 @@ export function createPersisterContractRun(
   options: PersisterContractOptions,
 ): ContractRun<PersisterRuleContext, PersisterCapability> {
   validatePersisterOptions(options)
+  const normalised = withoutPaginationCapability(options)
   return createContractRun<PersisterRuleContext, PersisterCapability>({
     kind: 'persister',
     rules: persisterRules,
-    options,
+    options: normalised as typeof normalised & { capabilities?: readonly PersisterCapability[] },
     knownCapabilities: PERSISTER_CAPABILITIES,
-    createContext: () => createPersisterRuleContext(options),
+    createContext: () => createPersisterRuleContext(normalised),
   })
 }
 

@@ -1,4 +1,5 @@
 import { after, describe, it } from 'node:test'
+import { ConfigurationError } from '@agentx/core'
 import type { ContractRun } from '../engine/contract-run.js'
 import type { AdapterContractOptions } from '../rules/adapter/index.js'
 import type { PersisterContractOptions } from '../rules/persister/index.js'
@@ -11,9 +12,11 @@ import { createAdapterContractRun, createPersisterContractRun } from './contract
  * when `AGENTX_CONTRACT_REPORT` or `AGENTX_CONTRACT_REPORT_DIR` is set.
  *
  * @example
- * describePersisterContract({ name: 'MyPersister', create: () => new MyPersister(), capabilities: ['pagination'] })
+ * // my-persister.contract.node.mjs, run by `node --test` with the pattern of `*.contract.node.mjs` files
+ * describePersisterContract({ name: 'MyPersister', create: (store) => new MyPersister(store.key), capabilities: ['userScoping'] })
  */
 export function describePersisterContract(options: PersisterContractOptions): void {
+  assertNodeTest()
   registerContract(createPersisterContractRun(options))
 }
 
@@ -34,7 +37,17 @@ export function describePersisterContract(options: PersisterContractOptions): vo
  * })
  */
 export function describeAdapterContract(options: AdapterContractOptions): void {
+  assertNodeTest()
   registerContract(createAdapterContractRun(options))
+}
+
+/** Fails clearly when vitest picked up a node:test suite (name those `*.contract.node.mjs`). */
+function assertNodeTest(): void {
+  if (process.env.VITEST !== undefined) {
+    throw new ConfigurationError(
+      'This file uses @agentx/contract-tests/node-test but runs under vitest. Name node:test suites `*.contract.node.mjs` (outside vitest\'s `*.test.*` pattern) and run them with `node --test "**/*.contract.node.mjs"`.',
+    )
+  }
 }
 
 function registerContract<Context, Capability extends string>(run: ContractRun<Context, Capability>): void {

@@ -1,3 +1,4 @@
+import { ConfigurationError } from '@agentx/core'
 import { afterAll, describe, it } from 'vitest'
 import type { ContractRun } from '../engine/contract-run.js'
 import type { AdapterContractOptions } from '../rules/adapter/index.js'
@@ -14,12 +15,13 @@ import { createAdapterContractRun, createPersisterContractRun } from './contract
  * @example
  * describePersisterContract({
  *   name: 'SqlitePersister',
- *   create: () => new SqlitePersister({ filename: tempFile() }),
- *   reopen: async (p) => { await p.close?.(); return new SqlitePersister({ filename: fileOf(p) }) },
- *   capabilities: ['durable', 'pagination', 'userScoping'],
+ *   create: (store) => new SqlitePersister({ filename: fileOf(store) }),
+ *   reopen: (store) => new SqlitePersister({ filename: fileOf(store) }),
+ *   capabilities: ['durable', 'userScoping', 'leases', 'retention'],
  * })
  */
 export function describePersisterContract(options: PersisterContractOptions): void {
+  assertVitest()
   registerContract(createPersisterContractRun(options))
 }
 
@@ -41,7 +43,17 @@ export function describePersisterContract(options: PersisterContractOptions): vo
  * })
  */
 export function describeAdapterContract(options: AdapterContractOptions): void {
+  assertVitest()
   registerContract(createAdapterContractRun(options))
+}
+
+/** Fails clearly when `node --test` picked up a vitest suite (its default patterns match `*.test.ts`). */
+function assertVitest(): void {
+  if (process.env.VITEST === undefined && process.env.NODE_TEST_CONTEXT !== undefined) {
+    throw new ConfigurationError(
+      'This file uses @agentx/contract-tests/vitest but runs under `node --test`. Run node:test suites with an explicit pattern, e.g. `node --test "**/*.contract.node.mjs"`, so that vitest files are left to vitest.',
+    )
+  }
 }
 
 function registerContract<Context, Capability extends string>(run: ContractRun<Context, Capability>): void {

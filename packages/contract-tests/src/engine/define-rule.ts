@@ -10,6 +10,7 @@ export interface RuleDefinition<Context, Capability extends string> {
   readonly requires?: readonly Capability[]
   readonly hint?: string
   readonly timeoutMs?: number
+  readonly requiresOption?: string
   check(context: Context, check: RuleCheck): Promise<void>
 }
 

@@ -71,8 +71,14 @@ export function planContract<Context, Capability extends string>(
   return rules.map((rule) => {
     const missing = (rule.requires ?? []).filter((capability) => !declared.has(capability))
     const base = ruleName(rule)
-    if (missing.length > 0) {
-      const reason = `requires capability ${missing.map((c) => `'${c}'`).join(', ')}, not declared`
+    const reason =
+      missing.length > 0
+        ? `requires capability ${missing.map((c) => `'${c}'`).join(', ')}, not declared`
+        : rule.requiresOption !== undefined &&
+            (options as unknown as Record<string, unknown>)[rule.requiresOption] === undefined
+          ? `requires the option '${rule.requiresOption}', not given`
+          : undefined
+    if (reason !== undefined) {
       return { rule, plan: { kind: 'skip', reason }, testName: `${base} (skipped: ${reason})` }
     }
     if (expected.has(rule.id)) {

@@ -34,19 +34,27 @@ main entry runs rules without any runner and returns the JSON report.
 A persister (\`my-persister.contract.test.ts\`):
 
 \`\`\`ts
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describePersisterContract } from '@agentx/contract-tests/vitest'
 import { MyPersister } from './my-persister.js'
 
-let count = 0
+const folder = mkdtempSync(join(tmpdir(), 'my-persister-'))
+const fileOf = (store: { key: string }) => join(folder, \`\${store.key}.db\`)
 describePersisterContract({
   name: 'MyPersister',
-  create: () => new MyPersister({ filename: join(tmpdir(), \`contract-\${process.pid}-\${count++}.db\`) }),
-  reopen: async (p) => { await p.close?.(); return new MyPersister({ filename: (p as MyPersister).filename }) },
-  capabilities: ['durable', 'pagination', 'userScoping'],
+  create: (store) => new MyPersister({ filename: fileOf(store) }),  // a new, empty store
+  reopen: (store) => new MyPersister({ filename: fileOf(store) }),  // the same store again
+  capabilities: ['durable', 'userScoping', 'leases', 'retention'],
 })
 \`\`\`
+
+The kit closes a persister before it calls \`reopen(store)\` and gives it no reference to the old
+instance: the data must come from storage. With \`freshProcess: { module }\` (a module exporting
+that \`reopen\`), P-LIF-008 also reads the store in a new \`node\` process. With
+\`migration: { createPreviousStore(store) }\` the optional P-MIG rules open a store written by your
+previous release (\`writePreviousReleaseData\` fills one with the kit's data set).
 
 An adapter (\`my-adapter.contract.test.ts\`), against the loopback fake provider:
 
@@ -65,7 +73,15 @@ describeAdapterContract({
 \`\`\`
 
 With \`node:test\`, import \`describeAdapterContract\` / \`describePersisterContract\` from
-\`@agentx/contract-tests/node-test\` instead and run \`node --test\`.
+\`@agentx/contract-tests/node-test\` instead. Name those files \`*.contract.node.mjs\` and run them
+with \`node --test "**/*.contract.node.mjs"\`: vitest's default pattern (\`*.test.*\`) then never picks
+them up, and the explicit pattern keeps \`node --test\` away from the vitest files (its default
+patterns include \`*.test.ts\` on Node 23.6+). A binding loaded by the other runner fails at once
+with a message saying this.
+
+Randomized rules (P-MSG-002, P-MSG-026, P-SES-025) compare random operation sequences with the
+reference persister. They use a fixed seed, so every run is the same; a failure names the seed and
+the shrunk operations. \`AGENTX_CONTRACT_SEED=<n>\` replays a seed, \`AGENTX_CONTRACT_SEED=random\` explores.
 
 Each adapter rule gets a fresh loopback \`node:http\` server (\`startFakeProvider({ dialect })\`) that
 plays abstract scenarios (text, byte-split text, thinking, tool calls, parallel interleaved tool
@@ -131,7 +147,11 @@ function catalogueSection(catalogue: RuleCatalogue): string {
       '| --- | --- | --- | --- | --- |',
     )
     for (const rule of catalogue.rules.filter((entry) => entry.group === group)) {
-      const needs = (rule.requires ?? []).map((capability) => `\`${capability}\``).join(', ') || '—'
+      const needs =
+        [
+          ...(rule.requires ?? []).map((capability) => `\`${capability}\``),
+          ...(rule.requiresOption === undefined ? [] : [`option \`${rule.requiresOption}\``]),
+        ].join(', ') || '—'
       lines.push(`| ${rule.id} | ${rule.level} | ${cell(rule.title)} | ${needs} | ${cell(rule.hint ?? '')} |`)
     }
   }

@@ -1,8 +1,11 @@
 /** How binding a rule is: a MUST failure fails compliance; a SHOULD failure is a warning-level gap. */
 export type RuleLevel = 'MUST' | 'SHOULD'
 
-/** Capabilities a persister declares; rules that need an undeclared one are skipped with a reason. */
-export type PersisterCapability = 'durable' | 'pagination' | 'userScoping'
+/**
+ * Capabilities a persister declares; rules that need an undeclared one are skipped with a reason.
+ * Paging is no longer a capability: every persister MUST page (DESIGN §10.9).
+ */
+export type PersisterCapability = 'durable' | 'userScoping' | 'leases' | 'retention'
 
 /** Capabilities an adapter declares. */
 export type AdapterCapability =
@@ -30,6 +33,11 @@ export interface ContractRule<Context, Capability extends string = string> {
   readonly hint?: string
   /** Default is the binding's timeout. */
   readonly timeoutMs?: number
+  /**
+   * A contract option the rule needs (e.g. `freshProcess`): without it the rule is skipped, with
+   * the reason. Default is none.
+   */
+  readonly requiresOption?: string
   /** Runs the check; throws a {@link ContractViolation} (or any error) when the rule is broken. */
   run(context: Context): Promise<void>
 }

@@ -4,11 +4,15 @@ import {
   compareByActivity,
   type GetMessagesQuery,
   isAgentError,
+  type DeleteSessionsQuery,
   type ListSessionsQuery,
   NotFoundError,
   PersistenceError,
   type SessionData,
+  type SessionScope,
   ValidationError,
+  validateClaimArguments,
+  validateReleaseArguments,
 } from '@agentx/core'
 import { DelegatingPersister } from './delegating-persister.js'
 
@@ -27,9 +31,10 @@ export interface BrokenPersisterVariant {
   wrap(inner: AgentPersister): AgentPersister
   /**
    * How its storage behaves across `create()`/`reopen()`: `shared` (every `create()` sees the same
-   * data), `forgotten` (reopen loses everything). Default is correct (isolated, durable).
+   * data), `forgotten` (reopen loses everything), `memory-only` (reopen in this process finds the
+   * data, a fresh process does not). Default is correct (isolated, durable).
    */
-  readonly storage?: 'shared' | 'forgotten'
+  readonly storage?: 'shared' | 'forgotten' | 'memory-only'
 }
 
 /** Deep-maps every string (values and, when `keys`, property names) of JSON-like data. */
@@ -195,7 +200,7 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
           return this.inner.saveMessage(sessionId, message)
         }
         override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
-          if (query?.afterSeq !== undefined || query?.limit !== undefined)
+          if (query?.afterSeq !== undefined || query?.beforeSeq !== undefined || query?.limit !== undefined)
             return this.inner.getMessages(sessionId, query)
           const cached = this.messages.get(sessionId)
           if (cached) return [...cached]
@@ -357,7 +362,7 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
   {
     name: 'drops-milliseconds',
     defect: 'stores timestamps with second precision',
-    catches: ['P-SES-005', 'P-MSG-022'],
+    catches: ['P-SES-005', 'P-MSG-001', 'P-MSG-022'],
     wrap: (inner) =>
       new (class extends DelegatingPersister {
         override async saveSession(session: SessionData): Promise<void> {
@@ -666,7 +671,7 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
   {
     name: 'forgets-on-reopen',
     defect: 'keeps data only in the instance: a reopened persister is empty',
-    catches: ['P-LIF-003', 'P-LIF-004', 'P-LIF-005'],
+    catches: ['P-LIF-003', 'P-LIF-004', 'P-LIF-005', 'P-MIG-001', 'P-MIG-002', 'P-MIG-003'],
     storage: 'forgotten',
     wrap: (inner) => inner,
   },
@@ -749,4 +754,348 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     wrap: (inner) =>
       transformingWrites(inner, (value) => (value === undefined ? value : JSON.parse(JSON.stringify(value)))),
   },
+  {
+    name: 'memory-only',
+    defect: 'keeps the store in this process: a reopen here finds it, a fresh process finds nothing',
+    catches: ['P-LIF-008'],
+    storage: 'memory-only',
+    wrap: (inner) => inner,
+  },
+  {
+    name: 'orders-by-timestamp-then-id',
+    defect: 'returns messages ordered by timestamp, then id, instead of seq',
+    catches: ['P-MSG-002', 'P-MSG-026'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          const all = (await this.inner.getMessages(sessionId)).sort((a, b) =>
+            a.timestamp !== b.timestamp
+              ? a.timestamp < b.timestamp
+                ? -1
+                : 1
+              : a.id < b.id
+                ? -1
+                : a.id > b.id
+                  ? 1
+                  : 0,
+          )
+          return pageLike(all, query)
+        }
+      })(inner),
+  },
+  {
+    name: 'ignores-paging',
+    defect: 'getMessages ignores afterSeq, beforeSeq and limit and returns every message',
+    catches: ['P-MSG-018', 'P-MSG-024', 'P-MSG-026'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          if (query?.limit !== undefined && !(Number.isSafeInteger(query.limit) && query.limit >= 0))
+            return this.inner.getMessages(sessionId, query)
+          return this.inner.getMessages(sessionId)
+        }
+      })(inner),
+  },
+  {
+    name: 'before-seq-takes-first',
+    defect: 'with beforeSeq and limit, returns the first `limit` messages before it instead of the last',
+    catches: ['P-MSG-024', 'P-MSG-026'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async getMessages(sessionId: string, query?: GetMessagesQuery): Promise<AnyMessage[]> {
+          if (query?.beforeSeq === undefined || query.limit === undefined)
+            return this.inner.getMessages(sessionId, query)
+          const { limit, ...range } = query
+          return (await this.inner.getMessages(sessionId, range)).slice(0, limit)
+        }
+      })(inner),
+  },
+  {
+    name: 'drops-v2-message-fields',
+    defect: 'does not store agentName and compaction',
+    catches: ['P-MSG-025'],
+    wrap: (inner) =>
+      transformingWrites(inner, (value) => {
+        if (typeof value !== 'object' || value === null || !('seq' in value)) return value
+        const { agentName: _agent, compaction: _compaction, ...rest } = value as AnyMessage
+        return rest
+      }),
+  },
+  {
+    name: 'drops-v2-session-fields',
+    defect: 'does not store activeAgent and forkedFrom',
+    catches: ['P-SES-020'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override saveSession(session: SessionData): Promise<void> {
+          if (typeof session !== 'object' || session === null) return this.inner.saveSession(session)
+          const { activeAgent: _agent, forkedFrom: _fork, ...rest } = session
+          return this.inner.saveSession(rest)
+        }
+      })(inner),
+  },
+  {
+    name: 'first-state-only',
+    defect: 'listSessions with several states filters by the first one only',
+    catches: ['P-SES-021'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          if (!Array.isArray(query?.state) || query.state.length === 0) return this.inner.listSessions(query)
+          return this.inner.listSessions({ ...query, state: query.state[0] })
+        }
+      })(inner),
+  },
+  {
+    name: 'loose-metadata-match',
+    defect: "compares metadata values as text, so 1 matches '1' and true matches 'true'",
+    catches: ['P-SES-022'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          if (query?.metadata === undefined) return this.inner.listSessions(query)
+          const { metadata, limit, offset = 0, ...rest } = query
+          const all = (await this.inner.listSessions(rest)).filter(
+            (session) =>
+              session.metadata !== undefined &&
+              metadata.key in session.metadata &&
+              String(session.metadata[metadata.key]) === String(metadata.value),
+          )
+          return all.slice(offset, limit === undefined ? undefined : offset + limit)
+        }
+      })(inner),
+  },
+  {
+    name: 'lists-children',
+    defect: 'listSessions lists child sessions without includeChildren',
+    catches: ['P-SES-023'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          return this.inner.listSessions({ ...query, includeChildren: true })
+        }
+      })(inner),
+  },
+  {
+    name: 'delete-keeps-children',
+    defect: 'deleteSession leaves the child sessions of the deleted session behind',
+    catches: ['P-SES-024', 'P-MIG-002'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async deleteSession(id: string): Promise<void> {
+          const children = (await this.inner.getAllSessions()).filter(
+            (session) => session.parentSessionId === id,
+          )
+          for (const child of children)
+            await this.inner.saveSession({ ...child, parentSessionId: `${id}-orphaned` })
+          await this.inner.deleteSession(id)
+          for (const child of children) await this.inner.saveSession(child)
+        }
+      })(inner),
+  },
+  {
+    name: 'ignores-list-limit',
+    defect: 'listSessions ignores limit',
+    catches: ['P-SES-025'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override listSessions(query: ListSessionsQuery): Promise<SessionData[]> {
+          if (query?.limit === undefined || !Number.isSafeInteger(query.limit) || query.limit < 0)
+            return this.inner.listSessions(query)
+          const { limit: _limit, ...rest } = query
+          return this.inner.listSessions(rest)
+        }
+      })(inner),
+  },
+  {
+    name: 'lease-check-then-set',
+    defect: 'claims a lease by reading it and writing it in two steps, so racing owners both win',
+    catches: ['P-LSE-001'],
+    wrap: (inner) => new CheckThenSetLeases(inner),
+  },
+  {
+    name: 'lease-never-expires',
+    defect: 'a lease lasts until it is released, whatever ttlMs',
+    catches: ['P-LSE-002', 'P-LSE-003'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override claimSession(id: string, owner: string, ttlMs: number): Promise<boolean> {
+          const valid = Number.isSafeInteger(ttlMs) && ttlMs > 0
+          return this.inner.claimSession!(id, owner, valid ? 365 * 86_400_000 : ttlMs)
+        }
+      })(inner),
+  },
+  {
+    name: 'lease-not-reentrant',
+    defect: 'a claim by the owner of a live lease is refused',
+    catches: ['P-LSE-003'],
+    wrap: (inner) => new CheckThenSetLeases(inner, { reentrant: false, atomic: true }),
+  },
+  {
+    name: 'release-by-anyone',
+    defect: 'releaseSession frees the lease whoever calls it',
+    catches: ['P-LSE-004'],
+    wrap: (inner) => new CheckThenSetLeases(inner, { releaseByAnyone: true, atomic: true }),
+  },
+  {
+    name: 'claims-unknown-sessions',
+    defect: 'claimSession of an unknown session resolves to true',
+    catches: ['P-LSE-005'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async claimSession(id: string, owner: string, ttlMs: number): Promise<boolean> {
+          try {
+            return await this.inner.claimSession!(id, owner, ttlMs)
+          } catch (error) {
+            if (isAgentError(error) && error.code === 'NOT_FOUND') return true
+            throw error
+          }
+        }
+      })(inner),
+  },
+  {
+    name: 'save-clears-lease',
+    defect: 'saveSession of a leased session ends its lease',
+    catches: ['P-LSE-006'],
+    wrap: (inner) => new CheckThenSetLeases(inner, { saveClears: true, atomic: true }),
+  },
+  {
+    name: 'interrupts-live-sends',
+    defect: 'markInterrupted marks every active session of the scope, ignoring live leases',
+    catches: ['P-LSE-007'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async markInterrupted(scope?: SessionScope): Promise<number> {
+          const active = await this.inner.listSessions({
+            ...(scope ?? {}),
+            state: 'active',
+            includeChildren: true,
+          })
+          for (const session of active) await this.inner.saveSession({ ...session, state: 'interrupted' })
+          return active.length
+        }
+      })(inner),
+  },
+  {
+    name: 'retention-inclusive',
+    defect: 'deleteSessions also deletes sessions active exactly at the instant (<= instead of <)',
+    catches: ['P-RET-001'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+          const instant = Date.parse(query?.lastActivityBefore)
+          if (Number.isNaN(instant)) return this.inner.deleteSessions!(query)
+          return this.inner.deleteSessions!({
+            ...query,
+            lastActivityBefore: new Date(instant + 1).toISOString(),
+          })
+        }
+      })(inner),
+  },
+  {
+    name: 'retention-ignores-scope',
+    defect: 'deleteSessions ignores states, userId and appName',
+    catches: ['P-RET-002'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+          if (typeof query !== 'object' || query === null) return this.inner.deleteSessions!(query)
+          return this.inner.deleteSessions!({ lastActivityBefore: query.lastActivityBefore })
+        }
+      })(inner),
+  },
+  {
+    name: 'retention-keeps-children',
+    defect: 'deleteSessions leaves the child sessions of what it deletes',
+    catches: ['P-RET-003'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+          // Detach every child for the delete, so only sessions the query selects go.
+          const children = (await this.inner.getAllSessions()).filter((s) => s.parentSessionId !== undefined)
+          for (const { parentSessionId: _parent, ...child } of children) await this.inner.saveSession(child)
+          try {
+            return await this.inner.deleteSessions!(query)
+          } finally {
+            const left = new Set((await this.inner.getAllSessions()).map((session) => session.id))
+            for (const child of children) if (left.has(child.id)) await this.inner.saveSession(child)
+          }
+        }
+      })(inner),
+  },
+  {
+    name: 'retention-no-validation',
+    defect: 'deleteSessions with an unparseable instant deletes everything instead of rejecting',
+    catches: ['P-RET-004'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+          const instant =
+            typeof query?.lastActivityBefore === 'string' ? Date.parse(query.lastActivityBefore) : Number.NaN
+          if (!Number.isNaN(instant)) return this.inner.deleteSessions!(query)
+          return this.inner.deleteSessions!({ lastActivityBefore: '9999-12-31T23:59:59.999Z' })
+        }
+      })(inner),
+  },
 ]
+
+/** The page of `query` cut from messages already in the (broken) order of `all`. */
+function pageLike(all: AnyMessage[], query: GetMessagesQuery | undefined): AnyMessage[] {
+  const after = query?.afterSeq
+  const before = query?.beforeSeq
+  const range = all.filter(
+    (m) => (after === undefined || m.seq > after) && (before === undefined || m.seq < before),
+  )
+  if (query?.limit === undefined) return range
+  return before === undefined
+    ? range.slice(0, query.limit)
+    : range.slice(Math.max(0, range.length - query.limit))
+}
+
+/**
+ * Leases kept beside the reference (which stores no lease of its own here), with switchable
+ * defects. Not atomic by default: the check and the write are separated by a turn of the event
+ * loop, as a read-then-write over a database connection would be.
+ */
+class CheckThenSetLeases extends DelegatingPersister {
+  readonly #leases = new Map<string, { owner: string; until: number }>()
+  readonly #options: { reentrant: boolean; atomic: boolean; releaseByAnyone: boolean; saveClears: boolean }
+
+  constructor(
+    inner: AgentPersister,
+    options: Partial<{
+      reentrant: boolean
+      atomic: boolean
+      releaseByAnyone: boolean
+      saveClears: boolean
+    }> = {},
+  ) {
+    super(inner)
+    this.#options = { reentrant: true, atomic: false, releaseByAnyone: false, saveClears: false, ...options }
+  }
+
+  override async claimSession(id: string, owner: string, ttlMs: number): Promise<boolean> {
+    validateClaimArguments(id, owner, ttlMs)
+    if (!(await this.inner.getSession(id)))
+      throw new NotFoundError(`Cannot claim session ${id}: it does not exist.`)
+    const current = this.#leases.get(id)
+    const free =
+      current === undefined ||
+      current.until <= Date.now() ||
+      (current.owner === owner && this.#options.reentrant)
+    if (!this.#options.atomic) await new Promise((resolve) => setImmediate(resolve))
+    if (!free) return false
+    this.#leases.set(id, { owner, until: Date.now() + ttlMs })
+    return true
+  }
+
+  override async releaseSession(id: string, owner: string): Promise<void> {
+    validateReleaseArguments(id, owner)
+    if (this.#options.releaseByAnyone || this.#leases.get(id)?.owner === owner) this.#leases.delete(id)
+  }
+
+  override async saveSession(session: SessionData): Promise<void> {
+    await this.inner.saveSession(session)
+    if (this.#options.saveClears && typeof session?.id === 'string') this.#leases.delete(session.id)
+  }
+}

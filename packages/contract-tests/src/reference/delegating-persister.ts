@@ -1,14 +1,17 @@
 import type {
   AgentPersister,
   AnyMessage,
+  DeleteSessionsQuery,
   GetMessagesQuery,
   ListSessionsQuery,
   SessionData,
+  SessionScope,
 } from '@agentx/core'
 
 /**
- * A persister that forwards every call to `inner`. The broken reference variants extend it and
- * override the one method that carries their defect.
+ * A persister that forwards every call to `inner`, the optional ones (leases, retention)
+ * included. The broken reference variants extend it and override the one method that carries
+ * their defect.
  */
 export class DelegatingPersister implements AgentPersister {
   readonly inner: AgentPersister
@@ -40,6 +43,18 @@ export class DelegatingPersister implements AgentPersister {
   }
   deleteMessages(sessionId: string): Promise<void> {
     return this.inner.deleteMessages(sessionId)
+  }
+  claimSession(id: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.inner.claimSession!(id, owner, ttlMs)
+  }
+  releaseSession(id: string, owner: string): Promise<void> {
+    return this.inner.releaseSession!(id, owner)
+  }
+  markInterrupted(scope?: SessionScope): Promise<number> {
+    return this.inner.markInterrupted!(scope)
+  }
+  deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+    return this.inner.deleteSessions!(query)
   }
   async close(): Promise<void> {
     await this.inner.close?.()

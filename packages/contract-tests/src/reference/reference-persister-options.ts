@@ -1,38 +1,103 @@
-import { type AgentPersister, InMemoryPersister } from '@agentx/core'
-import type { PersisterContractOptions } from '../rules/persister/persister-rule-context.js'
+import { rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type AgentPersister, InMemoryPersister, PersistenceError } from '@agentx/core'
+import type { PersisterContractOptions, PersisterStore } from '../rules/persister/persister-rule-context.js'
+import { writePreviousReleaseData } from '../rules/persister/previous-release-data.js'
 import type { BrokenPersisterVariant } from './broken-persisters.js'
-import { ReopenableInMemoryPersister, reopenInMemory } from './reopenable-in-memory-persister.js'
+import { DelegatingPersister } from './delegating-persister.js'
+import { FileBackedReferencePersister } from './file-backed-reference-persister.js'
 
-/** The correct reference: {@link InMemoryPersister} storage, reopenable, every capability declared. */
+/** Where the reference persister keeps the file of `store`. */
+export function referenceStoreFile(store: PersisterStore): string {
+  return join(tmpdir(), 'agentx-contract-reference', `${store.key}.json`)
+}
+
+/** Opens the reference store of `store` (the `reopen` of the reference, also for a fresh process). */
+export function reopenReferenceStore(store: PersisterStore): Promise<FileBackedReferencePersister> {
+  return FileBackedReferencePersister.open(referenceStoreFile(store))
+}
+
+const ALL_CAPABILITIES = ['durable', 'userScoping', 'leases', 'retention'] as const
+
+/** The correct reference: {@link InMemoryPersister} behaviour in a file per store, every capability declared. */
 export function referencePersisterOptions(): PersisterContractOptions {
   return {
-    name: 'InMemoryPersister (reopenable)',
-    create: () => new ReopenableInMemoryPersister(),
-    reopen: (persister) => reopenInMemory(persister),
-    capabilities: ['durable', 'pagination', 'userScoping'],
+    name: 'reference persister (InMemoryPersister, file-backed)',
+    create: (store) => FileBackedReferencePersister.create(referenceStoreFile(store)),
+    reopen: (store) => reopenReferenceStore(store),
+    async destroy(persister, store) {
+      await persister.close?.()
+      rmSync(referenceStoreFile(store), { force: true })
+    },
+    migration: {
+      async createPreviousStore(store) {
+        const previous = await FileBackedReferencePersister.create(referenceStoreFile(store))
+        const snapshot = await writePreviousReleaseData(previous)
+        await previous.close()
+        return snapshot
+      },
+    },
+    capabilities: ALL_CAPABILITIES,
   }
 }
 
-/** Contract options for one broken variant over the same reopenable reference storage. */
+/**
+ * Contract options for one broken variant over the reference storage. `variant.storage` breaks
+ * the storage itself: `shared` (every `create()` sees one store), `forgotten` (a reopen finds it
+ * empty), `memory-only` (the data lives in this process only: a reopen here finds it, a fresh
+ * process does not).
+ */
 export function brokenVariantOptions(variant: BrokenPersisterVariant): PersisterContractOptions {
-  const views = new WeakMap<AgentPersister, ReopenableInMemoryPersister>()
+  const reference = referencePersisterOptions()
+  const memory = new Map<string, InMemoryPersister>()
   const shared = new InMemoryPersister()
-  const open = (storage: InMemoryPersister): AgentPersister => {
-    const view = new ReopenableInMemoryPersister(storage)
-    const broken = variant.wrap(view)
-    views.set(broken, view)
-    return broken
+  const open = async (store: PersisterStore, fresh: boolean): Promise<AgentPersister> => {
+    if (variant.storage === 'memory-only') {
+      if (fresh) memory.set(store.key, new InMemoryPersister())
+      return variant.wrap(memoryView(memory.get(store.key) ?? new InMemoryPersister()))
+    }
+    const file = referenceStoreFile(store)
+    if (variant.storage === 'forgotten' && !fresh)
+      return variant.wrap(await FileBackedReferencePersister.create(file))
+    if (variant.storage === 'shared') return variant.wrap(memoryView(shared))
+    return variant.wrap(
+      fresh ? await FileBackedReferencePersister.create(file) : await FileBackedReferencePersister.open(file),
+    )
   }
   return {
+    ...reference,
     name: `broken: ${variant.name}`,
-    create: () => open(variant.storage === 'shared' ? shared : new InMemoryPersister()),
-    async reopen(persister) {
-      const view = views.get(persister)
-      if (!view) throw new TypeError('reopen() got a persister this variant did not create.')
+    create: (store) => open(store, true),
+    reopen: (store) => open(store, false),
+    async destroy(persister, store) {
       await persister.close?.()
-      await view.close()
-      return open(variant.storage === 'forgotten' ? new InMemoryPersister() : view.storage)
+      memory.delete(store.key)
+      rmSync(referenceStoreFile(store), { force: true })
     },
-    capabilities: ['durable', 'pagination', 'userScoping'],
   }
+}
+
+/**
+ * A view of an {@link InMemoryPersister} that outlives the view (the `memory-only` storage):
+ * `close()` closes the view only; its calls then reject with `CLOSED`.
+ */
+function memoryView(storage: InMemoryPersister): AgentPersister {
+  let closed = false
+  const target = new DelegatingPersister(storage)
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      if (property === 'close') {
+        return async () => {
+          closed = true
+        }
+      }
+      const value = Reflect.get(object, property, receiver) as unknown
+      if (typeof value !== 'function') return value
+      return (...args: unknown[]) =>
+        closed
+          ? Promise.reject(new PersistenceError('This persister is closed.', { code: 'CLOSED' }))
+          : (value as (...values: unknown[]) => unknown).apply(object, args)
+    },
+  })
 }

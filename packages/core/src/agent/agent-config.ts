@@ -1,11 +1,14 @@
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
-import type { AgentPersister } from '../contracts/agent-persister.js'
+import type { AgentPersister, MetadataFilter } from '../contracts/agent-persister.js'
+import type { SessionState } from '../contracts/session-state.js'
 import type { SessionFactory } from '../contracts/session-factory.js'
 import type { RetryOptions } from '../retry/retry-options.js'
 import type { Durability, WriteRetryOptions } from '../session/session-runtime-options.js'
+import type { AgentProfile } from './agent-profile.js'
 import type { RetentionOptions } from './prune-sessions.js'
 import type { CompactionOptions } from '../session/compaction.js'
 import type { KnowledgeEntry } from './load-knowledge.js'
+import type { SessionCacheOptions } from './session-cache.js'
 import type { Tool } from '../tools/tool.js'
 import type { Logger } from '../util/logger.js'
 
@@ -17,9 +20,12 @@ export interface AgentConfig {
   model?: string
   /** The system prompt of new sessions. */
   systemPrompt?: string
-  /** Scope: the agent only sees sessions of this user. Default is every user. */
+  /**
+   * Scope: the agent only sees (and only creates) sessions of this user. Default is every user;
+   * `agent.withScope({ userId })` gives views of one agent per user.
+   */
   userId?: string
-  /** Scope: the agent only sees sessions of this app. Default is every app. */
+  /** Scope: the agent only sees (and only creates) sessions of this app. Default is every app. */
   appName?: string
   /** Tools of every session. */
   tools?: Tool[]
@@ -63,6 +69,21 @@ export interface AgentConfig {
    * in total. Default is none.
    */
   knowledge?: KnowledgeEntry[]
+  /**
+   * Named profiles sharing each session's conversation (DESIGN §10.3): `send(…, { agent })` picks
+   * one, `handoffs` let one hand over to another, `agentTool(name)` runs one in a child session.
+   * The top-level config is the profile `default`. With profiles, every agent message carries
+   * `agentName`. Default is none.
+   */
+  agents?: Record<string, AgentProfile>
+  /**
+   * How many sessions stay in memory, and for how long: a session that is not running is dropped
+   * (with the messages it holds) past `max` sessions, least recently used first, or after `idleMs`
+   * without use, and reloaded from the store by the next `getSession`. A `Session` object the
+   * application still holds keeps working, and `getSession` returns that same object.
+   * Default is `{ max: 1000, idleMs: 600000 }`.
+   */
+  sessionCache?: SessionCacheOptions
 }
 
 /** The plugins of an agent. Missing ones are resolved in `initialize()`. */
@@ -78,6 +99,13 @@ export interface AgentDeps {
 
 /** Options of `agent.createSession`. */
 export interface CreateSessionOptions {
+  /**
+   * The session's id, chosen by the caller (e.g. the id of a chat in your own database): a
+   * non-empty string of at most 256 characters, without NUL or unpaired surrogates, kept exactly as
+   * given. An id that is already stored, in any scope, rejects with an `AgentError` of code
+   * `SESSION_EXISTS` and writes nothing. Default is a new UUIDv7.
+   */
+  id?: string
   /** Default is the agent's `model`. */
   model?: string
   /** Default is the agent's `systemPrompt`. */
@@ -95,10 +123,16 @@ export interface CreateSessionOptions {
   cwd?: string
 }
 
-/** Options of `agent.getSessions`. */
+/** Options of `agent.getSessions`: a page of the agent's sessions, newest activity first, filtered. */
 export interface GetSessionsOptions {
-  /** Default is `50`. */
+  /** Page size. Default is `50`. */
   limit?: number
-  /** Default is `0`. */
+  /** Sessions to skip. Default is `0`. */
   offset?: number
+  /** Only sessions in this state, or in one of these states. Default is any state. */
+  state?: SessionState | readonly SessionState[]
+  /** Only sessions whose metadata holds exactly `value` at the top-level `key`. Default is any. */
+  metadata?: MetadataFilter
+  /** Whether child sessions (agents run as tools) are listed too. Default is `false`. */
+  includeChildren?: boolean
 }

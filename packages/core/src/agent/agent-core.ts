@@ -10,6 +10,7 @@ import type { SessionRuntimeOptions } from '../session/session-runtime-options.j
 import type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
 import { createDefaultAdapter, createDefaultPersister } from './resolve-default-plugins.js'
 import { SessionManager } from './session-manager.js'
+import { resolveProfiles } from './agent-profile.js'
 import {
   type PruneSessionsOptions,
   pruneSessions,
@@ -19,6 +20,7 @@ import {
 import { uuidv7 } from '../util/uuid-v7.js'
 import { loadKnowledge, renderKnowledge } from './load-knowledge.js'
 import { validateContent, validateSendOptions } from '../session/validate-input.js'
+import { isInScope, narrowScope, scopeFields } from './agent-scope.js'
 
 /** The public face of an agent, as `createAgent` returns it. */
 export interface Agent {
@@ -28,14 +30,34 @@ export interface Agent {
   createSession(options?: CreateSessionOptions): Promise<Session>
   /** `createSession` + `send`; resolves to the session. */
   chat(content: string | ContentBlock[], options?: CreateSessionOptions & SendOptions): Promise<Session>
-  /** A stored session of this agent's scope, or `undefined`; its messages load on first use. */
+  /**
+   * A stored session of this agent's scope, or `undefined`; its messages load on first use. While
+   * the application holds a `Session` object, this returns that same object.
+   */
   getSession(id: string): Promise<Session | undefined>
-  /** Sessions of this agent's scope, newest activity first. */
+  /**
+   * A page of the sessions of this agent's scope, newest activity first: `{ limit /* 50 *\/, offset,
+   * state, metadata: { key, value }, includeChildren }`. Child sessions are left out unless
+   * `includeChildren`.
+   */
   getSessions(options?: GetSessionsOptions): Promise<Session[]>
   /** Deletes a session and its messages. An unknown id is a no-op. */
   deleteSession(id: string): Promise<void>
-  /** Aborts sends still running (keeping their partial replies), flushes every pending write, then closes the plugins the agent created itself. */
+  /**
+   * Aborts sends still running (keeping their partial replies), flushes every pending write, then
+   * closes the plugins the agent created itself. On a view made by {@link Agent.withScope} it
+   * rejects with code `SCOPED_VIEW` and closes nothing: a view shares its agent's plugins and
+   * sessions, so only the agent `createAgent` returned can close them.
+   */
   close(): Promise<void>
+  /**
+   * A view of this agent limited to one user and/or app: the same plugins, the same session cache
+   * and the same lifecycle, but it only sees, lists, deletes, prunes and creates sessions of that
+   * scope, and its `subscribe` listeners only receive their events. A view can only narrow: on an
+   * agent that already has a `userId` (or `appName`), giving another value throws a
+   * `ValidationError`. Synchronous and free of I/O, so a view per request costs nothing.
+   */
+  withScope(scope: SessionScope): Agent
   /**
    * Listens to the events of every session of this agent (telemetry, logs, a UI); returns the
    * function that stops listening. May be called before `initialize()`.
@@ -52,6 +74,21 @@ export interface Agent {
 /** A listener of every session's events: the event and the session it belongs to. */
 export type AgentListener = (event: SessionEvent, session: { id: string }) => void
 
+/** What an agent and all its scoped views share: plugins, sessions, listeners and lifecycle. */
+interface Shared {
+  config: Readonly<AgentConfig>
+  deps: AgentDeps
+  initializing: Promise<Resolved> | undefined
+  closing: Promise<void> | undefined
+  closed: boolean
+  /** Each subscription with the scope of the agent or view it was made on. */
+  listeners: Set<{ listener: AgentListener; scope: SessionScope }>
+  /** This agent's lease owner id: unique per process and agent (views share it). */
+  owner: string
+  /** The plugins and session manager once `initialize()` has resolved them. */
+  resolved?: Resolved
+}
+
 interface Resolved {
   manager: SessionManager
   adapter: AgentAdapter
@@ -67,17 +104,37 @@ interface Resolved {
  */
 export class AgentCore implements Agent {
   readonly config: Readonly<AgentConfig>
-  readonly #deps: AgentDeps
-  #initializing: Promise<Resolved> | undefined
-  #closing: Promise<void> | undefined
-  #closed = false
-  readonly #listeners = new Set<AgentListener>()
-  /** This instance's lease owner id: unique per process and agent. */
-  readonly #owner = uuidv7()
+  readonly #shared: Shared
+  /** The sessions this agent (or view) sees and creates. */
+  readonly #scope: SessionScope
+  /** Whether this is a view made by `withScope`. */
+  readonly #isView: boolean
 
-  constructor(config: AgentConfig, deps: AgentDeps = {}) {
-    this.config = config
-    this.#deps = deps
+  /** `view` is internal: `withScope` passes the agent it narrows. */
+  constructor(config: AgentConfig, deps: AgentDeps = {}, view?: { of: AgentCore; scope: SessionScope }) {
+    this.config = view === undefined ? config : { ...config, ...view.scope }
+    this.#shared = view === undefined ? newShared(config, deps) : view.of.#shared
+    this.#scope = view?.scope ?? scopeFields(config)
+    this.#isView = view !== undefined
+  }
+
+  withScope(scope: SessionScope): Agent {
+    const narrowed = narrowScope(this.#scope, scope)
+    return new AgentCore(this.#shared.config, this.#shared.deps, { of: this, scope: narrowed })
+  }
+
+  /**
+   * Sessions kept in memory by the agent's session cache (shared by its views): how many are kept,
+   * how many objects are still reachable, and whether one id is kept. All `0`/`false` before
+   * `initialize()`. For diagnostics and tests.
+   */
+  sessionCacheStats(): { kept: number; tracked: number; isKept(id: string): boolean } {
+    const manager = this.#shared.resolved?.manager
+    return {
+      kept: manager?.size ?? 0,
+      tracked: manager?.tracked ?? 0,
+      isKept: (id) => manager?.isKept(id) ?? false,
+    }
   }
 
   /** The adapter in use (after `initialize()`). */
@@ -95,15 +152,16 @@ export class AgentCore implements Agent {
   }
 
   async createSession(options: CreateSessionOptions = {}): Promise<Session> {
-    return (await this.#ready()).manager.createSession(options)
+    return (await this.#ready()).manager.createSession(options, this.#scope)
   }
 
   async chat(
     content: string | ContentBlock[],
     options: CreateSessionOptions & SendOptions = {},
   ): Promise<Session> {
-    const { summary, metadata, cwd, tools, compaction, ...sendOptions } = options
+    const { id, summary, metadata, cwd, tools, compaction, ...sendOptions } = options
     const create: CreateSessionOptions = {}
+    if (id !== undefined) create.id = id
     if (options.model !== undefined) create.model = options.model
     if (options.systemPrompt !== undefined) create.systemPrompt = options.systemPrompt
     if (summary !== undefined) create.summary = summary
@@ -120,39 +178,46 @@ export class AgentCore implements Agent {
   }
 
   async getSession(id: string): Promise<Session | undefined> {
-    return (await this.#ready()).manager.getSession(id)
+    return (await this.#ready()).manager.getSession(id, this.#scope)
   }
 
   async getSessions(options: GetSessionsOptions = {}): Promise<Session[]> {
-    return (await this.#ready()).manager.getSessions(options)
+    return (await this.#ready()).manager.getSessions(options, this.#scope)
   }
 
   async deleteSession(id: string): Promise<void> {
-    return (await this.#ready()).manager.deleteSession(id)
+    return (await this.#ready()).manager.deleteSession(id, this.#scope)
   }
 
   async pruneSessions(options: PruneSessionsOptions): Promise<number> {
     const { persister } = await this.#ready()
-    return pruneSessions(persister, this.#scope(), options)
-  }
-
-  #scope(): SessionScope {
-    const { userId, appName } = this.config
-    return { ...(userId === undefined ? {} : { userId }), ...(appName === undefined ? {} : { appName }) }
+    return pruneSessions(persister, this.#scope, options)
   }
 
   subscribe(listener: AgentListener): () => void {
-    this.#listeners.add(listener)
+    // A view's listener only hears the sessions of its scope.
+    const listeners = this.#shared.listeners
+    const subscription = { listener, scope: this.#scope }
+    listeners.add(subscription)
     return () => {
-      this.#listeners.delete(listener)
+      listeners.delete(subscription)
     }
   }
 
   close(): Promise<void> {
-    this.#closed = true
-    this.#closing ??= (async () => {
-      if (!this.#initializing) return
-      const resolved = await this.#initializing.catch(() => undefined)
+    if (this.#isView) {
+      return Promise.reject(
+        new AgentError(
+          'close() is not available on a view made by withScope(): it shares its agent, so close the agent that createAgent() returned.',
+          'SCOPED_VIEW',
+        ),
+      )
+    }
+    const shared = this.#shared
+    shared.closed = true
+    shared.closing ??= (async () => {
+      if (!shared.initializing) return
+      const resolved = await shared.initializing.catch(() => undefined)
       if (!resolved) return
       try {
         await resolved.retention?.stop()
@@ -162,18 +227,21 @@ export class AgentCore implements Agent {
         if (resolved.ownsPersister) await resolved.persister.close?.()
       }
     })()
-    return this.#closing
+    return shared.closing
   }
 
   #ready(): Promise<Resolved> {
-    if (this.#closing) return Promise.reject(new AgentError('This agent is closed.', 'AGENT_CLOSED'))
-    this.#initializing ??= this.#resolve()
-    return this.#initializing
+    const shared = this.#shared
+    if (shared.closing) return Promise.reject(new AgentError('This agent is closed.', 'AGENT_CLOSED'))
+    shared.initializing ??= this.#resolve()
+    return shared.initializing
   }
 
   async #resolve(): Promise<Resolved> {
-    const config = this.config
-    const deps = this.#deps
+    const shared = this.#shared
+    const { config, deps } = shared
+    // Start-up and retention work on the agent's own scope, whichever view started them.
+    const scope = scopeFields(config)
     const persister = deps.persister ?? (await createDefaultPersister(config.workspace ?? process.cwd()))
     const ownsPersister = deps.persister === undefined
     try {
@@ -188,7 +256,7 @@ export class AgentCore implements Agent {
       }
       if (config.systemPrompt !== undefined) runtime.systemPrompt = config.systemPrompt
       if (config.writeRetry !== undefined) runtime.writeRetry = config.writeRetry
-      runtime.owner = this.#owner
+      runtime.owner = shared.owner
       if (config.leaseTtlMs !== undefined) runtime.leaseTtlMs = config.leaseTtlMs
       if (deps.logger !== undefined) runtime.logger = deps.logger
       if (config.compaction !== undefined) runtime.compaction = config.compaction
@@ -198,16 +266,32 @@ export class AgentCore implements Agent {
         )
         if (knowledge !== undefined) runtime.knowledge = knowledge
       }
-      const manager = new SessionManager({
+      if (config.agents !== undefined) {
+        runtime.profiles = resolveProfiles(config.agents, runtime.tools)
+        // Each profile's own knowledge (a profile does not inherit the top level's).
+        for (const [name, profile] of runtime.profiles) {
+          const entries = name === 'default' ? undefined : config.agents[name]?.knowledge
+          if (entries === undefined) continue
+          const knowledge = renderKnowledge(await loadKnowledge(entries, config.workspace ?? process.cwd()))
+          if (knowledge !== undefined) profile.knowledge = knowledge
+        }
+        // The default profile's tools, with agent tools described from their profiles.
+        runtime.tools = [...(runtime.profiles.get('default')?.tools ?? runtime.tools)]
+      }
+      runtime.children = {
+        open: (init) => manager.openChild(init),
+        find: (id) => manager.getSession(id),
+      }
+      const manager: SessionManager = new SessionManager({
         adapter,
         persister,
         factory: deps.sessionFactory ?? new DefaultSessionFactory(),
         runtime,
-        ...(config.userId === undefined ? {} : { userId: config.userId }),
-        ...(config.appName === undefined ? {} : { appName: config.appName }),
-        isClosed: () => this.#closed,
-        onEvent: (event, session) => {
-          for (const listener of this.#listeners) {
+        ...(config.sessionCache === undefined ? {} : { cache: config.sessionCache }),
+        isClosed: () => shared.closed,
+        onEvent: (event, session, sessionScope) => {
+          for (const { listener, scope: listenerScope } of shared.listeners) {
+            if (!isInScope(listenerScope, sessionScope)) continue
             try {
               listener(event, session)
             } catch (error) {
@@ -218,7 +302,7 @@ export class AgentCore implements Agent {
           }
         },
       })
-      const repaired = await manager.repairInterrupted()
+      const repaired = await manager.repairInterrupted(scope)
       if (repaired > 0)
         deps.logger?.info('agentx: marked sessions of a crashed process as interrupted', { repaired })
       const retentionConfig = config.retention
@@ -227,7 +311,7 @@ export class AgentCore implements Agent {
           ? undefined
           : startRetention(
               () =>
-                pruneSessions(persister, this.#scope(), {
+                pruneSessions(persister, scope, {
                   inactiveForMs: retentionConfig.inactiveForMs,
                   ...(retentionConfig.states === undefined ? {} : { states: retentionConfig.states }),
                 }),
@@ -238,11 +322,25 @@ export class AgentCore implements Agent {
                 ...(deps.logger === undefined ? {} : { logger: deps.logger }),
               },
             )
-      return { manager, adapter, persister, ownsPersister, retention }
+      const resolved: Resolved = { manager, adapter, persister, ownsPersister, retention }
+      shared.resolved = resolved
+      return resolved
     } catch (error) {
       if (ownsPersister) await persister.close?.().catch(() => undefined)
-      this.#initializing = undefined
+      shared.initializing = undefined
       throw error
     }
+  }
+}
+
+function newShared(config: AgentConfig, deps: AgentDeps): Shared {
+  return {
+    config,
+    deps,
+    initializing: undefined,
+    closing: undefined,
+    closed: false,
+    listeners: new Set(),
+    owner: uuidv7(),
   }
 }

@@ -111,20 +111,19 @@ export function withKnowledge(
  */
 export function validateKnowledge(
   value: unknown,
+  name: string,
   error: (message: string) => AgentError,
 ): asserts value is KnowledgeEntry[] {
   if (!Array.isArray(value)) {
-    throw error(
-      `knowledge must be an array of file paths and { name, text } objects, got ${describe(value)}.`,
-    )
+    throw error(`${name} must be an array of file paths and { name, text } objects, got ${describe(value)}.`)
   }
   const names = new Set<string>()
   value.forEach((entry: unknown, index) => {
-    const at = `knowledge[${index}]`
-    let name: string
+    const at = `${name}[${index}]`
+    let section: string
     if (typeof entry === 'string') {
       if (entry === '') throw error(`${at} must be a non-empty file path.`)
-      name = entry
+      section = entry
     } else if (isPlainObject(entry)) {
       rejectUnknownKeys(entry, ['name', 'text'], `${at} key`, error)
       if (typeof entry.name !== 'string' || entry.name === '') {
@@ -132,11 +131,11 @@ export function validateKnowledge(
       }
       if (typeof entry.text !== 'string')
         throw error(`${at}.text must be a string, got ${describe(entry.text)}.`)
-      name = entry.name
+      section = entry.name
     } else {
       throw error(`${at} must be a file path or { name, text }, got ${describe(entry)}.`)
     }
-    if (names.has(name)) throw error(`${at}: a knowledge section named '${name}' is given twice.`)
-    names.add(name)
+    if (names.has(section)) throw error(`${at}: a knowledge section named '${section}' is given twice.`)
+    names.add(section)
   })
 }

@@ -1,16 +1,20 @@
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
-import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
+import type { AgentPersister, SessionData, SessionScope } from '../contracts/agent-persister.js'
+import type { AnyMessage } from '../contracts/messages.js'
 import type { SessionFactory } from '../contracts/session-factory.js'
-import { isAgentError } from '../errors/agent-error.js'
+import { AgentError } from '../errors/agent-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import type { Session } from '../session/session.js'
+import type { ChildInit } from '../session/subagents.js'
 import type { SessionEvent } from '../session/session-events.js'
 import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
-import { sleep } from '../util/abort.js'
 import { emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
+import { withRetry } from '../util/with-retry.js'
 import type { CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
-import { validateCreateSessionOptions } from './validate-config.js'
+import { isInScope, scopeFields } from './agent-scope.js'
+import { SessionCache, type SessionCacheOptions } from './session-cache.js'
+import { validateCreateSessionOptions, validateGetSessionsOptions } from './validate-config.js'
 
 const REPAIR_PAGE = 100
 
@@ -20,119 +24,161 @@ export interface SessionManagerOptions {
   persister: AgentPersister
   factory: SessionFactory
   runtime: SessionRuntimeOptions
-  userId?: string
-  appName?: string
+  /** Bounds of the sessions kept in memory. Default is `{ max: 1000, idleMs: 600000 }`. */
+  cache?: SessionCacheOptions
   /** Whether the agent is closed (its sessions then reject every call with `AGENT_CLOSED`). */
   isClosed?: () => boolean
-  /** Receives every event of every session the manager holds (`agent.subscribe`). */
-  onEvent?: (event: SessionEvent, session: { id: string }) => void
+  /** Receives every event of every session the manager made, with the session's scope (`agent.subscribe`). */
+  onEvent?: (event: SessionEvent, session: { id: string }, scope: SessionScope) => void
 }
 
-/** What the manager may call on a session beyond the public {@link Session} (a {@link BaseSession} has both). */
+/** What the manager may call on a session beyond the public {@link Session} (a {@link BaseSession} has all of it). */
 interface ManagedSession extends Session {
   whenSettled?(): Promise<void>
   release?(): Promise<void>
+  releaseIfIdle?(): boolean
 }
 
 /**
- * Owns the session objects of one agent: creates them (persisted before the object exists),
- * loads stored ones lazily (metadata first, messages on first use), caches them so one id is one
- * object, and deletes them with their messages.
+ * Owns the session objects of one agent and of every scoped view of it: creates them (persisted
+ * before the object exists), loads stored ones lazily (metadata first, messages on first use),
+ * keeps them in a bounded {@link SessionCache} so one id is one object, and deletes them with their
+ * messages. Every method takes the scope of the caller (the agent's or a view's): a session outside
+ * it is neither seen nor created.
  */
 export class SessionManager {
   readonly #options: SessionManagerOptions
-  readonly #sessions = new Map<string, Session>()
-  readonly #loading = new Map<string, Promise<Session | undefined>>()
+  readonly #cache: SessionCache<ManagedSession>
+  readonly #loading = new Map<string, Promise<SessionData | null>>()
+  /** Caller-chosen ids being created right now (a second create of the same id must not race the first). */
+  readonly #creating = new Set<string>()
 
   constructor(options: SessionManagerOptions) {
     this.#options = options
+    this.#cache = new SessionCache(options.cache)
   }
 
-  /** Creates a session: saves its metadata, then makes the object (state `created`). */
-  async createSession(options: CreateSessionOptions = {}): Promise<Session> {
+  /**
+   * Creates a session in `scope`: saves its metadata, then makes the object (state `created`). A
+   * caller-chosen id that is already stored (in any scope) rejects with `SESSION_EXISTS`.
+   */
+  async createSession(options: CreateSessionOptions = {}, scope: SessionScope = {}): Promise<Session> {
     validateCreateSessionOptions(options)
-    const { runtime, userId, appName } = this.#options
+    const { runtime, persister } = this.#options
+    const chosen = options.id
+    if (chosen !== undefined) {
+      // The store decides whether the id is taken; this only stops a second create racing the first.
+      if (this.#creating.has(chosen)) throw sessionExists(chosen)
+      this.#creating.add(chosen)
+    }
+    try {
+      if (chosen !== undefined && (await persister.getSession(chosen)) !== null) throw sessionExists(chosen)
+      const now = new Date().toISOString()
+      const data: SessionData = {
+        id: chosen ?? uuidv7(),
+        summary: options.summary ?? '',
+        createdAt: now,
+        lastActivity: now,
+        state: 'created',
+        tokenUsage: emptyUsage(),
+      }
+      const model = options.model ?? (runtime.model === '' ? undefined : runtime.model)
+      if (model !== undefined) data.model = model
+      const systemPrompt = options.systemPrompt ?? runtime.systemPrompt
+      if (systemPrompt !== undefined) data.systemPrompt = systemPrompt
+      if (options.cwd !== undefined) data.cwd = options.cwd
+      Object.assign(data, scopeFields(scope))
+      if (options.metadata !== undefined) data.metadata = cloneJson(options.metadata, 'metadata')
+      await withRetry(() => persister.saveSession(data))
+      return this.#adopt(data, [], options)
+    } finally {
+      if (chosen !== undefined) this.#creating.delete(chosen)
+    }
+  }
+
+  /**
+   * The child session of an agent tool's call (DESIGN §10.3): loaded when it exists, otherwise
+   * created and persisted with its parent's scope, `parentSessionId`, `parentToolUseId` and the
+   * profile it runs as `activeAgent`.
+   */
+  async openChild(init: ChildInit): Promise<Session> {
+    const existing = await this.getSession(init.id)
+    if (existing) return existing
+    const parent = this.#cache.get(init.parentSessionId)
     const now = new Date().toISOString()
     const data: SessionData = {
-      id: uuidv7(),
-      summary: options.summary ?? '',
+      id: init.id,
+      summary: '',
       createdAt: now,
       lastActivity: now,
       state: 'created',
       tokenUsage: emptyUsage(),
+      parentSessionId: init.parentSessionId,
+      parentToolUseId: init.parentToolUseId,
+      activeAgent: init.agent,
     }
-    const model = options.model ?? (runtime.model === '' ? undefined : runtime.model)
-    if (model !== undefined) data.model = model
-    const systemPrompt = options.systemPrompt ?? runtime.systemPrompt
-    if (systemPrompt !== undefined) data.systemPrompt = systemPrompt
-    if (options.cwd !== undefined) data.cwd = options.cwd
-    if (userId !== undefined) data.userId = userId
-    if (appName !== undefined) data.appName = appName
-    if (options.metadata !== undefined) data.metadata = cloneJson(options.metadata, 'metadata')
+    if (parent?.userId !== undefined) data.userId = parent.userId
+    if (parent?.appName !== undefined) data.appName = parent.appName
     await withRetry(() => this.#options.persister.saveSession(data))
-    return this.#adopt(data, [], options)
-  }
-
-  /** The session with this id in this agent's scope, or `undefined`. Reads metadata only. */
-  async getSession(id: string): Promise<Session | undefined> {
-    const cached = this.#sessions.get(id)
-    if (cached) return cached
-    let loading = this.#loading.get(id)
-    if (!loading) {
-      loading = (async () => {
-        const data = await this.#options.persister.getSession(id)
-        if (!data || !this.#inScope(data)) return undefined
-        return this.#sessions.get(id) ?? this.#adopt(data, undefined)
-      })().finally(() => this.#loading.delete(id))
-      this.#loading.set(id, loading)
-    }
-    return loading
-  }
-
-  /** Sessions of this scope, newest activity first. */
-  async getSessions(options: GetSessionsOptions = {}): Promise<Session[]> {
-    const { userId, appName } = this.#options
-    const page = await this.#options.persister.listSessions({
-      ...(userId === undefined ? {} : { userId }),
-      ...(appName === undefined ? {} : { appName }),
-      limit: options.limit ?? 50,
-      offset: options.offset ?? 0,
-    })
-    return page
-      .filter((data) => this.#inScope(data))
-      .map((data) => this.#sessions.get(data.id) ?? this.#adopt(data, undefined))
-  }
-
-  /** Deletes a session and its messages. An unknown id is a no-op. */
-  async deleteSession(id: string): Promise<void> {
-    const session = await this.getSession(id)
-    if (!session || session.state === 'deleted') return
-    await session.delete()
-    this.#sessions.delete(id)
+    return this.#cache.get(init.id) ?? this.#adopt(data, [])
   }
 
   /**
-   * Rewrites every stored session of this scope found `active` (its process died mid-send) to
+   * The session with this id in `scope`, or `undefined`. The object in memory when there is one
+   * (also one the cache dropped that the application still holds); otherwise reads its metadata.
+   */
+  async getSession(id: string, scope: SessionScope = {}): Promise<Session | undefined> {
+    const live = this.#cache.get(id)
+    if (live !== undefined) return isInScope(scope, live) ? live : undefined
+    let loading = this.#loading.get(id)
+    if (loading === undefined) {
+      loading = this.#options.persister.getSession(id).finally(() => this.#loading.delete(id))
+      this.#loading.set(id, loading)
+    }
+    const data = await loading
+    if (data === null || !isInScope(scope, data)) return undefined
+    return this.#cache.get(id) ?? this.#adopt(data, undefined)
+  }
+
+  /** A page of the sessions of `scope`, newest activity first, filtered as asked. */
+  async getSessions(options: GetSessionsOptions = {}, scope: SessionScope = {}): Promise<Session[]> {
+    validateGetSessionsOptions(options)
+    const page = await this.#options.persister.listSessions({
+      ...scopeFields(scope),
+      limit: options.limit ?? 50,
+      offset: options.offset ?? 0,
+      ...(options.state === undefined ? {} : { state: options.state }),
+      ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+      ...(options.includeChildren === undefined ? {} : { includeChildren: options.includeChildren }),
+    })
+    return page
+      .filter((data) => isInScope(scope, data))
+      .map((data) => this.#cache.get(data.id) ?? this.#adopt(data, undefined))
+  }
+
+  /** Deletes a session of `scope` and its messages. An unknown id, or one outside the scope, is a no-op. */
+  async deleteSession(id: string, scope: SessionScope = {}): Promise<void> {
+    const session = await this.getSession(id, scope)
+    if (!session || session.state === 'deleted') return
+    await session.delete()
+  }
+
+  /**
+   * Rewrites every stored session of `scope` found `active` (its process died mid-send) to
    * `interrupted`. Asks the persister for `state: 'active'` only, a page at a time.
    */
-  async repairInterrupted(): Promise<number> {
-    const { persister, userId, appName } = this.#options
+  async repairInterrupted(scope: SessionScope = {}): Promise<number> {
+    const { persister } = this.#options
     // With leases, the store knows which `active` sessions still run in another process.
-    if (typeof persister.markInterrupted === 'function') {
-      return persister.markInterrupted({
-        ...(userId === undefined ? {} : { userId }),
-        ...(appName === undefined ? {} : { appName }),
-      })
-    }
+    if (typeof persister.markInterrupted === 'function') return persister.markInterrupted(scopeFields(scope))
     let repaired = 0
     for (;;) {
       const page = await persister.listSessions({
         state: 'active',
-        ...(userId === undefined ? {} : { userId }),
-        ...(appName === undefined ? {} : { appName }),
+        ...scopeFields(scope),
         limit: REPAIR_PAGE,
       })
-      const active = page.filter((data) => data.state === 'active' && !this.#sessions.has(data.id))
+      const active = page.filter((data) => data.state === 'active' && this.#cache.peek(data.id) === undefined)
       for (const data of active) await persister.saveSession({ ...data, state: 'interrupted' })
       repaired += active.length
       if (active.length === 0 || page.length < REPAIR_PAGE) return repaired
@@ -140,80 +186,89 @@ export class SessionManager {
   }
 
   /**
-   * The end of the agent: makes every session's accepted writes durable and lets go of every
-   * session (and the messages it holds). Rejects with the first failure after trying them all.
+   * The end of the agent: makes every session's accepted writes durable — also those of sessions
+   * the cache dropped that the application still holds — and lets go of every session (and the
+   * messages it holds). Rejects with the first failure after trying them all.
    */
   async releaseAll(): Promise<void> {
-    const sessions = [...this.#sessions.values()].filter((s) => s.state !== 'deleted')
-    this.#sessions.clear()
+    const sessions = this.#cache.live().filter((session) => session.state !== 'deleted')
+    this.#cache.clear()
     const results = await Promise.allSettled(
-      sessions.map((session: ManagedSession) => (session.release ? session.release() : session.flush())),
+      sessions.map((session) => (session.release ? session.release() : session.flush())),
     )
     const failed = results.find((result) => result.status === 'rejected')
     if (failed) throw (failed as PromiseRejectedResult).reason
   }
 
-  /** Sessions held in memory. */
+  /** Sessions kept in memory (the cache's bounded tier). */
   get size(): number {
-    return this.#sessions.size
+    return this.#cache.size
   }
 
-  /** Aborts every running send (keeping partial replies) and waits until they have settled. */
+  /** Session objects still reachable: the kept ones, and dropped ones not yet garbage-collected. */
+  get tracked(): number {
+    return this.#cache.tracked
+  }
+
+  /** Whether the session with this id is kept in memory. */
+  isKept(id: string): boolean {
+    return this.#cache.isKept(id)
+  }
+
+  /**
+   * Aborts every running send (keeping partial replies), including one still claiming its session,
+   * and waits until they have settled.
+   */
   async abortAll(): Promise<void> {
-    const running = [...this.#sessions.values()].filter((session) => session.state === 'active')
-    for (const session of running) session.abort()
-    await Promise.all(running.map((session: ManagedSession) => session.whenSettled?.()))
+    const sessions = this.#cache.live()
+    for (const session of sessions) session.abort()
+    await Promise.all(sessions.map((session) => session.whenSettled?.()))
   }
 
   #adopt(
     data: SessionData,
-    messages: [] | undefined,
+    messages: AnyMessage[] | undefined,
     created?: Pick<CreateSessionOptions, 'tools' | 'compaction'>,
-  ): Session {
-    const { factory, adapter, runtime, persister, isClosed } = this.#options
+  ): ManagedSession {
+    const { factory, adapter, runtime, persister, isClosed, onEvent } = this.#options
     const tools = created?.tools
     let options: SessionRuntimeOptions = tools?.length
       ? { ...runtime, tools: [...runtime.tools, ...tools] }
       : runtime
     if (created?.compaction !== undefined) options = { ...options, compaction: created.compaction }
-    const session = factory.createSession({
+    const session: ManagedSession = factory.createSession({
       data,
       adapter,
       options,
       persister,
       ...(messages === undefined ? {} : { messages }),
       ...(isClosed === undefined ? {} : { isClosed }),
+      // A fork goes through the cache too, and keeps this session's own tools and compaction.
+      openSession: (forkData, forkMessages) => this.#adopt(forkData, forkMessages, created),
     })
-    this.#sessions.set(data.id, session)
-    const { onEvent } = this.#options
+    this.#cache.add(session)
     const source = { id: data.id }
+    const scope = scopeFields(data)
+    // A child session's events reach agent listeners once, wrapped in its parent's `subagent` events.
+    const forward = data.parentSessionId === undefined ? onEvent : undefined
     const unsubscribe = session.subscribe((event) => {
-      onEvent?.(event, source)
-      if (event.type === 'state' && event.state === 'deleted') {
+      forward?.(event, source, scope)
+      if (event.type !== 'state') return
+      if (event.state === 'deleted') {
         unsubscribe()
-        if (this.#sessions.get(data.id) === session) this.#sessions.delete(data.id)
+        this.#cache.delete(session)
+      } else {
+        // A send starting or ending is a use: a held object the cache had dropped is kept again.
+        this.#cache.touch(session)
       }
     })
     return session
   }
-
-  #inScope(data: SessionData): boolean {
-    const { userId, appName } = this.#options
-    return (
-      (userId === undefined || data.userId === userId) && (appName === undefined || data.appName === appName)
-    )
-  }
 }
 
-/** Retries a transient storage failure a few times (creating a session must not fail on a hiccup). */
-async function withRetry(operation: () => Promise<void>, attempts = 4): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await operation()
-    } catch (error) {
-      const retryable = !isAgentError(error) || error.retryable
-      if (!retryable || attempt >= attempts) throw error
-      await sleep(25 * 2 ** (attempt - 1))
-    }
-  }
+function sessionExists(id: string): AgentError {
+  return new AgentError(
+    `A session with id '${id}' already exists; choose another id, or open it with agent.getSession(id).`,
+    'SESSION_EXISTS',
+  )
 }

@@ -28,6 +28,12 @@ export interface AdapterStreamOptions {
   temperature?: number
   /** Provider-specific options, keyed by provider name (`{ openai: { … } }`). */
   providerOptions?: Record<string, unknown>
+  /**
+   * Structured output requested by the caller: the final text must be JSON matching `schema`. An
+   * adapter with capability `structuredOutput` uses the provider's native mechanism; the kernel
+   * parses and validates the text either way. Default is none.
+   */
+  output?: { name: string; schema: Record<string, unknown> }
 }
 
 /** What an adapter yields while a model response streams. */

@@ -28,6 +28,13 @@ export interface SessionInit {
    * Default is never closed.
    */
   isClosed?: () => boolean
+  /**
+   * Makes the object of a session that this session created (`fork()`), given its stored data and
+   * messages. The agent passes one that goes through its session cache, so the new session is the
+   * object `agent.getSession(id)` returns and inherits this session's own tools. Default is a new
+   * object of this session's class, made with the same adapter, options and persister.
+   */
+  openSession?: (data: SessionData, messages: AnyMessage[]) => Session
 }
 
 /**

@@ -1,8 +1,9 @@
-import type { AnyMessage, ContentBlock, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
+import type { AnyMessage, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
 import { ValidationError } from '../errors/validation-error.js'
-import { errorResult, runTools } from '../tools/run-tools.js'
+import { agentToolProfile } from '../tools/agent-tool.js'
+import { errorResult } from '../tools/run-tools.js'
 import type { PendingToolCall, Tool, ToolAnswer, ToolApproval } from '../tools/tool.js'
-import type { SessionEvent } from './session-events.js'
+import { type ChildSessions, childPending } from './subagents.js'
 import { toolCallsOf } from './tool-step.js'
 
 /** An answer to a pending call, as sent through `send`. */
@@ -38,11 +39,22 @@ async function kindOf(
 export async function pendingCalls(
   calls: ToolUseBlock[],
   tools: Map<string, Tool>,
-  context: { sessionId: string; signal: AbortSignal; messages: readonly AnyMessage[] },
+  context: {
+    sessionId: string
+    signal: AbortSignal
+    messages: readonly AnyMessage[]
+    children?: ChildSessions | undefined
+  },
 ): Promise<PendingToolCall[]> {
   const pending: PendingToolCall[] = []
   for (const call of calls) {
-    const kind = await kindOf(call, tools.get(call.name), context)
+    const tool = tools.get(call.name)
+    if (agentToolProfile(tool) !== undefined) {
+      // An agent tool waits when its child session does (a pending call inside the sub-agent).
+      if (context.children) pending.push(...(await childPending(context.children, context.sessionId, call)))
+      continue
+    }
+    const kind = await kindOf(call, tool, context)
     if (kind !== undefined) {
       pending.push({
         toolUseId: call.id,
@@ -63,7 +75,7 @@ export async function pendingCalls(
 export async function findWaitingBatch(
   messages: readonly AnyMessage[],
   tools: Map<string, Tool>,
-  context: { sessionId: string; signal: AbortSignal },
+  context: { sessionId: string; signal: AbortSignal; children?: ChildSessions | undefined },
 ): Promise<WaitingBatch | undefined> {
   // A compaction summary written while waiting (`session.compact()`) does not answer the calls.
   let end = messages.length - 1
@@ -116,63 +128,9 @@ export function checkAnswers(
   return byId
 }
 
-/**
- * Runs an answered batch: approved and ordinary calls run together (in parallel), a denial becomes
- * an `isError` result giving the reason, a client tool's answer is its result. Results come back
- * in call order, for one `tool` message.
- */
-export async function runAnsweredBatch(
-  batch: WaitingBatch,
-  answers: Map<string, PendingAnswer>,
-  tools: Map<string, Tool>,
-  context: {
-    sessionId: string
-    signal: AbortSignal
-    messages: readonly AnyMessage[]
-    emit(event: SessionEvent): void
-  },
-): Promise<ToolResultBlock[]> {
-  const toRun: ToolUseBlock[] = []
-  const fixed = new Map<string, ToolResultBlock>()
-  for (const call of batch.calls) {
-    const answer = answers.get(call.id)
-    if (answer === undefined) toRun.push(call)
-    else if (answer.type === 'tool_result') fixed.set(call.id, clientResult(answer))
-    else if (!answer.approved) {
-      const reason = answer.reason?.trim()
-      fixed.set(
-        call.id,
-        errorResult(call.id, `The user denied this tool call${reason ? `: ${reason}` : '.'}`),
-      )
-    } else toRun.push(answer.input === undefined ? call : { ...call, input: answer.input })
-  }
-  for (const result of fixed.values()) context.emit(resultEvent(result))
-  const ran = await runTools(toRun, tools, {
-    sessionId: context.sessionId,
-    signal: context.signal,
-    messages: context.messages,
-    onResult: (result) => context.emit(resultEvent(result)),
-  })
-  const byId = new Map(ran.map((result) => [result.toolUseId, result]))
-  return batch.calls.map((call) => fixed.get(call.id) ?? byId.get(call.id)!)
-}
-
 /** Results for a batch the user did not answer but replied to with ordinary content. */
 export function repliedInstead(batch: WaitingBatch): ToolResultBlock[] {
   return batch.calls.map((call) =>
     errorResult(call.id, 'Not run: the user replied with a message instead of answering this tool call.'),
   )
-}
-
-function clientResult(answer: ToolAnswer): ToolResultBlock {
-  const content: string | ContentBlock[] = answer.content
-  return answer.isError === true
-    ? { type: 'tool_result', toolUseId: answer.toolUseId, content, isError: true }
-    : { type: 'tool_result', toolUseId: answer.toolUseId, content }
-}
-
-function resultEvent(result: ToolResultBlock): SessionEvent {
-  return result.isError
-    ? { type: 'tool-result', toolUseId: result.toolUseId, content: result.content, isError: true }
-    : { type: 'tool-result', toolUseId: result.toolUseId, content: result.content }
 }

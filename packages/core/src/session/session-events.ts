@@ -4,7 +4,7 @@ import type { PendingToolCall } from '../tools/tool.js'
 import type { SessionState } from '../contracts/session-state.js'
 
 /** What a `send` resolves to. */
-export interface SendResult {
+export interface SendResult<Output = unknown> {
   /** The messages this send persisted, in order (user message first). */
   messages: AnyMessage[]
   /** The final agent text. */
@@ -14,6 +14,8 @@ export interface SendResult {
   stopReason: StopReason | undefined
   /** Present when the send stopped to wait for the application (state `waiting_input`, DESIGN §10.1). */
   pending?: PendingToolCall[]
+  /** The structured output (`SendOptions.output`): parsed and validated. */
+  output?: Output
 }
 
 /** The events of a session, as `stream()` yields them and `subscribe` listeners receive them. */
@@ -35,8 +37,15 @@ export type SessionEvent =
   | { type: 'done'; result: SendResult }
   /** The send stopped: these calls need an approval or a client tool's answer (state `waiting_input`). */
   | { type: 'input-required'; pending: PendingToolCall[] }
-  /** Before each model request of a send: `step` counts from 1; `agent` is the profile (`'default'`). */
-  | { type: 'step-start'; step: number; agent: string; model: string }
+  /** A profile handed the conversation to another (`transfer_to_<to>`); the same send goes on with `to`. */
+  | { type: 'handoff'; from: string; to: string }
+  /** An event of a child session run by an agent tool (never repeated as the parent's own). */
+  | { type: 'subagent'; sessionId: string; agent: string; event: SessionEvent }
+  /**
+   * Before each model request of a send: `step` counts from 1; `agent` is the profile
+   * (`'default'`), `provider` the `getName()` of the adapter the request goes to.
+   */
+  | { type: 'step-start'; step: number; agent: string; model: string; provider: string }
   /** After each model request, also a failed one (`stopReason` `'error'` or `'aborted'`, no usage). */
   | { type: 'step-finish'; step: number; usage?: TokenUsage; stopReason: StopReason | undefined }
   /**

@@ -1,6 +1,8 @@
 import type { Tool } from '../tools/tool.js'
 import type { RetryOptions } from '../retry/retry-options.js'
 import type { Logger } from '../util/logger.js'
+import type { SessionProfile } from './session-profile.js'
+import type { ChildSessions } from './subagents.js'
 import type { WriteQueueOptions } from './write-queue.js'
 import type { CompactionOptions } from './compaction.js'
 
@@ -29,6 +31,13 @@ export interface SessionRuntimeOptions {
   owner?: string
   /** How long a lease lasts without renewal, in ms. Default is `30000`. */
   leaseTtlMs?: number
+  /**
+   * The profiles of `AgentConfig.agents` (DESIGN §10.3), the top-level one named `default`.
+   * Default is none: the session runs the top-level config alone and writes no `agentName`.
+   */
+  profiles?: ReadonlyMap<string, SessionProfile>
+  /** Where agent tools open their child sessions. Default is none (agent tools fail). */
+  children?: ChildSessions
   logger?: Logger
   /**
    * When the session compacts its conversation by itself (DESIGN §10.4), already validated.

@@ -219,14 +219,14 @@ describe('step events and agent.subscribe', () => {
     })
     await session.send('go')
     expect(events).toEqual([
-      { type: 'step-start', step: 1, agent: 'default', model: 'm1' },
+      { type: 'step-start', step: 1, agent: 'default', model: 'm1', provider: 'scripted' },
       { type: 'step-finish', step: 1, usage: usage(3, 1), stopReason: 'tool_use' },
-      { type: 'step-start', step: 2, agent: 'default', model: 'm1' },
+      { type: 'step-start', step: 2, agent: 'default', model: 'm1', provider: 'scripted' },
       { type: 'step-finish', step: 2, usage: usage(5, 2), stopReason: 'end_turn' },
     ])
     await expect(session.send('again')).rejects.toThrow('boom')
     expect(events.slice(4)).toEqual([
-      { type: 'step-start', step: 1, agent: 'default', model: 'm1' },
+      { type: 'step-start', step: 1, agent: 'default', model: 'm1', provider: 'scripted' },
       { type: 'step-finish', step: 1, stopReason: 'error' },
     ])
     expect(heard.every(([id]) => id === session.id)).toBe(true)

@@ -1,10 +1,13 @@
 import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages.js'
 import type { PendingToolCall, ToolAnswer, ToolApproval } from '../tools/tool.js'
+import type { SchemaLike } from '../tools/schema.js'
 import type { Tool } from '../tools/tool.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import type { MessagesQuery } from './session-history.js'
 import type { SessionState } from '../contracts/session-state.js'
 import type { CompactOptions } from './compaction.js'
+import type { ForkOptions } from './session-fork.js'
+import type { SessionUpdate } from './session-update.js'
 
 /** Options of one `send` or `stream` call; they win over the session's and the agent's. */
 export interface SendOptions {
@@ -22,6 +25,18 @@ export interface SendOptions {
   temperature?: number
   /** Provider-specific options keyed by provider name, passed to the adapter. */
   providerOptions?: Record<string, unknown>
+  /**
+   * The profile of `AgentConfig.agents` that answers this send (`'default'` is the top-level one).
+   * Default is the session's `activeAgent`, the profile that answered last.
+   */
+  agent?: string
+  /**
+   * Structured output: the reply's final text must be JSON matching `schema` (a JSON Schema
+   * object, or a Standard Schema such as a zod 4 or valibot schema). `SendResult.output` holds the
+   * parsed (and, for a Standard Schema, validated) value; output that does not parse or validate
+   * rejects with a `ValidationError` of code `OUTPUT_INVALID`, the reply staying stored.
+   */
+  output?: { schema: SchemaLike; name?: string }
 }
 
 /** A conversation. Made by the agent (`createSession`, `getSession`), never with `new` by users. */
@@ -41,10 +56,10 @@ export interface Session {
    * stops to wait for the application (`SendResult.pending`). `content` is a string, content
    * blocks, or — while `waiting_input` — the answers to every pending call.
    */
-  send(
+  send<Output = unknown>(
     content: string | Array<ContentBlock | ToolApproval | ToolAnswer>,
     options?: SendOptions,
-  ): Promise<SendResult>
+  ): Promise<SendResult<Output>>
   /**
    * Sends a message and yields its events live. A failed send yields its `error` event and then
    * throws that error from the iterator; an abort ends the iteration quietly after `state: aborted`.
@@ -63,8 +78,25 @@ export interface Session {
   /** Marks the session `completed`; a later send reopens it. */
   complete(): Promise<void>
   /**
-   * The tool calls the session waits on (state `waiting_input`), derived from the stored messages:
-   * works after a restart and from any process. `[]` in any other state.
+   * Changes the session's `summary`, `metadata` (replaced as a whole), `systemPrompt` or `model`
+   * and resolves when the change is durable. Invalid input rejects with `ValidationError` and
+   * writes nothing; changing `model` or `systemPrompt` while a send runs rejects with
+   * `SessionBusyError` (`summary` and `metadata` may change at any time).
+   */
+  update(update: SessionUpdate): Promise<void>
+  /**
+   * Copies the conversation up to `throughSeq` (default: all of it) into a new session and
+   * resolves to it once it is stored: new ids, the same seqs, `forkedFrom = { sessionId, seq }`,
+   * no provider session id, usage from zero. The messages are written together, not one write per
+   * message. A session running a send rejects with `SessionBusyError`; one with no messages with
+   * `SessionStateError`; a `throughSeq` that names no message with `ValidationError`.
+   */
+  fork(options?: ForkOptions): Promise<Session>
+  /**
+   * The tool calls the session waits on, derived from the stored messages (the conversation ends
+   * with calls that need approval or an application's answer and have no results): works after a
+   * restart — also one that interrupted the session before it was saved as `waiting_input` — and
+   * from any process. `[]` while a send runs.
    */
   getPending(): Promise<PendingToolCall[]>
   /** Cancels the running send, keeping its partial reply. */

@@ -3,6 +3,7 @@ import type { AgentError } from '../errors/agent-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import type { Tool } from '../tools/tool.js'
+import { isStandardSchema, type SchemaLike, toJsonSchema } from '../tools/schema.js'
 import type { PendingAnswer } from './approvals.js'
 import type { SendOptions } from './session.js'
 
@@ -15,6 +16,8 @@ const SEND_OPTION_KEYS = [
   'maxOutputTokens',
   'temperature',
   'providerOptions',
+  'agent',
+  'output',
 ] as const satisfies ReadonlyArray<keyof SendOptions>
 
 /** What a `send` carries: content for a new user message, or answers to pending tool calls. */
@@ -56,7 +59,9 @@ function validateAnswer(answer: unknown, index: number): void {
     if (typeof content !== 'string' && !Array.isArray(content)) {
       throw new ValidationError(`${at}.content must be a string or an array of content blocks.`)
     }
-    if (Array.isArray(content)) content.forEach((block, i) => validateBlock(block, i, `${at}.content`))
+    if (Array.isArray(content)) {
+      for (const [i, block] of content.entries()) validateBlock(block, i, `${at}.content`)
+    }
     if (answer.isError !== undefined && typeof answer.isError !== 'boolean') {
       throw new ValidationError(`${at}.isError must be a boolean.`)
     }
@@ -79,7 +84,7 @@ export function validateContent(content: unknown): string | ContentBlock[] {
     )
   }
   if (content.length === 0) throw new ValidationError('content must not be an empty array.')
-  content.forEach((block, index) => validateBlock(block, index, 'content'))
+  for (const [index, block] of content.entries()) validateBlock(block, index, 'content')
   return cloneJson(content as ContentBlock[], 'content')
 }
 
@@ -132,6 +137,7 @@ export function validateSendOptions(options: unknown): SendOptions {
   }
   optionalString(value.model, 'model', true)
   optionalString(value.systemPrompt, 'systemPrompt', false)
+  optionalString(value.agent, 'agent', true)
   optionalInteger(value.maxSteps, 'maxSteps', 1)
   optionalInteger(value.maxOutputTokens, 'maxOutputTokens', 1)
   if (
@@ -143,8 +149,25 @@ export function validateSendOptions(options: unknown): SendOptions {
   if (value.providerOptions !== undefined && !isPlainObject(value.providerOptions)) {
     throw new ValidationError('providerOptions must be an object keyed by provider name.')
   }
-  if (value.tools !== undefined)
+  if (value.tools !== undefined) {
     validateTools(value.tools, 'tools', (message) => new ValidationError(message))
+  }
+  if (value.output !== undefined) {
+    const output = value.output
+    if (!isPlainObject(output) || (!isPlainObject(output.schema) && !isStandardSchema(output.schema))) {
+      throw new ValidationError(
+        'output must be { schema, name? } with a JSON Schema object or a Standard Schema.',
+      )
+    }
+    if (
+      output.name !== undefined &&
+      (typeof output.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(output.name))
+    ) {
+      throw new ValidationError('output.name must be 1–64 letters, digits, _ or -.')
+    }
+    rejectUnknownKeys(output, ['schema', 'name'], 'output option', (message) => new ValidationError(message))
+    toJsonSchema(output.schema as SchemaLike, 'output.schema')
+  }
   return options as SendOptions
 }
 
@@ -168,8 +191,14 @@ export function validateTools(
     if (approval !== undefined && typeof approval !== 'boolean' && typeof approval !== 'function') {
       throw fail(`${at}.needsApproval ('${value.name}') must be a boolean or a function.`)
     }
-    if (!isPlainObject(value.inputSchema)) {
-      throw fail(`${at}.inputSchema ('${value.name}') must be a JSON Schema object.`)
+    if (isStandardSchema(value.inputSchema)) {
+      try {
+        toJsonSchema(value.inputSchema, `${at}.inputSchema ('${value.name}')`)
+      } catch (error) {
+        throw fail((error as Error).message)
+      }
+    } else if (!isPlainObject(value.inputSchema)) {
+      throw fail(`${at}.inputSchema ('${value.name}') must be a JSON Schema object or a Standard Schema.`)
     }
     if (value.description !== undefined && typeof value.description !== 'string') {
       throw fail(`${at}.description ('${value.name}') must be a string.`)

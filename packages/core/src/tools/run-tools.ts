@@ -1,4 +1,5 @@
 import type { AnyMessage, ContentBlock, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
+import { checkAgainst } from './schema.js'
 import type { Tool } from './tool.js'
 
 const BLOCK_TYPES = new Set(['text', 'image', 'thinking', 'tool_use', 'tool_result'])
@@ -37,8 +38,18 @@ async function runTool(
       `${call.name} is a client tool: the application answers it with a tool_result.`,
     )
   }
+  const checked = await checkAgainst(tool.inputSchema, call.input).catch((error: unknown) => ({
+    ok: false as const,
+    issues: [error instanceof Error ? error.message : String(error)],
+  }))
+  if (!checked.ok) {
+    return errorResult(
+      call.id,
+      `Invalid input for ${call.name}; nothing was run. Fix these and call it again:\n- ${checked.issues.join('\n- ')}`,
+    )
+  }
   try {
-    const output = await tool.execute(call.input, {
+    const output = await tool.execute(checked.value, {
       sessionId: context.sessionId,
       toolCallId: call.id,
       signal: context.signal,

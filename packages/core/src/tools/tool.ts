@@ -1,5 +1,5 @@
-import type { ToolDefinition } from '../contracts/agent-adapter.js'
 import type { AnyMessage, ContentBlock } from '../contracts/messages.js'
+import type { InferSchemaOutput, StandardSchemaV1 } from '../contracts/standard-schema.js'
 
 /** What a tool's `execute` (and a `needsApproval` function) receives beside its input. */
 export interface ToolContext {
@@ -21,7 +21,16 @@ export interface ToolContext {
  * browser action, a question to the user) with a `tool_result` sent through `send`. With
  * `needsApproval`, a call waits for a `tool_approval` answer before it runs (DESIGN §10.1).
  */
-export interface Tool<Input = unknown> extends ToolDefinition {
+export interface Tool<Input = unknown> {
+  name: string
+  description: string
+  /**
+   * The tool's input: a JSON Schema object, or a Standard Schema (zod 4, valibot, arktype …) whose
+   * library derives the JSON Schema (`~standard.jsonSchema`). Input is checked against it before
+   * `execute`; invalid input becomes an `isError` result listing the issues, so the model can
+   * correct itself.
+   */
+  inputSchema: Record<string, unknown> | StandardSchemaV1
   /** Runs the tool. Default is none: a client tool, answered by the application. */
   execute?(input: Input, context: ToolContext): unknown
   /**
@@ -69,4 +78,16 @@ export interface ToolAnswer {
   toolUseId: string
   content: string | ContentBlock[]
   isError?: boolean
+}
+
+/**
+ * An identity helper that infers `execute`'s input type from a Standard Schema `inputSchema`:
+ * `tool({ name, description, inputSchema: z.object({ city: z.string() }), execute: ({ city }) => … })`.
+ */
+export function tool<Schema extends StandardSchemaV1>(
+  definition: Omit<Tool<InferSchemaOutput<Schema>>, 'inputSchema'> & { inputSchema: Schema },
+): Tool<InferSchemaOutput<Schema>>
+export function tool<Input = unknown>(definition: Tool<Input>): Tool<Input>
+export function tool(definition: Tool): Tool {
+  return definition
 }

@@ -199,7 +199,6 @@ export const errorRules: PersisterRule[] = [
     id: 'P-ERR-006',
     level: 'MUST',
     group,
-    requires: ['pagination'],
     title: 'listSessions with an invalid limit or offset rejects with VALIDATION',
     hint: 'Validate with validatePaging from @agentx/core.',
     async check({ persister }, check) {

@@ -23,7 +23,33 @@ function everyCall(persister: AgentPersister): Array<[string, () => unknown]> {
     ['getMessages(undefined)', () => persister.getMessages(bad, bad)],
     ['deleteMessages(valid)', () => persister.deleteMessages('lif')],
     ['deleteMessages(undefined)', () => persister.deleteMessages(bad)],
+    ...optionalCalls(persister, bad),
   ]
+}
+
+/** Calls of the optional methods (leases, retention) the persister has. */
+function optionalCalls(persister: AgentPersister, bad: never): Array<[string, () => unknown]> {
+  const calls: Array<[string, () => unknown]> = []
+  if (persister.claimSession) {
+    calls.push(['claimSession(valid)', () => persister.claimSession!('lif', 'owner', 1000)])
+    calls.push(['claimSession(undefined)', () => persister.claimSession!(bad, bad, bad)])
+  }
+  if (persister.releaseSession) {
+    calls.push(['releaseSession(valid)', () => persister.releaseSession!('lif', 'owner')])
+    calls.push(['releaseSession(undefined)', () => persister.releaseSession!(bad, bad)])
+  }
+  if (persister.markInterrupted) {
+    calls.push(['markInterrupted()', () => persister.markInterrupted!()])
+    calls.push(['markInterrupted(null)', () => persister.markInterrupted!(null as never)])
+  }
+  if (persister.deleteSessions) {
+    calls.push([
+      'deleteSessions(valid)',
+      () => persister.deleteSessions!({ lastActivityBefore: '2000-01-01T00:00:00.000Z' }),
+    ])
+    calls.push(['deleteSessions(undefined)', () => persister.deleteSessions!(bad)])
+  }
+  return calls
 }
 
 /** Everything in a store, for before/after comparisons across a reopen. */
@@ -154,6 +180,36 @@ export const lifecycleRules: PersisterRule[] = [
       check.deepEqual(await snapshot(reopened, ['gone', 'changed']), before, 'the store after reopen')
       check.equal(await reopened.getSession('gone'), null, 'the deleted session after reopen')
       check.equal((await reopened.getSession('changed'))?.summary, 'second version', 'the upserted summary')
+    },
+  }),
+  definePersisterRule({
+    id: 'P-LIF-008',
+    level: 'MUST',
+    group,
+    requires: ['durable'],
+    requiresOption: 'freshProcess',
+    timeoutMs: 45_000,
+    title: 'a fresh process reads back everything that was stored',
+    hint: 'Data must live in storage: the kit opens the store in a new node process through freshProcess.module.',
+    async check(context, check) {
+      const p = context.persister
+      const sessions = [
+        fullSession('fresh-1', { lastActivity: '2026-01-01T00:00:02.000Z', activeAgent: 'billing' }),
+        minimalSession('fresh-2', { createdAt: '1969-07-20T20:17:40.123Z', parentSessionId: 'fresh-1' }),
+      ]
+      for (const session of sessions) await p.saveSession(session)
+      const messages = richMessages('fresh-1')
+      for (const message of [...messages].reverse()) await p.saveMessage('fresh-1', message)
+      await p.deleteSession('fresh-never')
+      const read = await check.resolves(
+        () => context.readInFreshProcess(p, ['fresh-1', 'fresh-2']),
+        'reading the store in a fresh process',
+      )
+      check.deepEqual(
+        read,
+        { sessions: byId(sessions), messages: { 'fresh-1': messages, 'fresh-2': [] } },
+        'what the fresh process read',
+      )
     },
   }),
   definePersisterRule({

@@ -1,6 +1,8 @@
 import type { AgentPersister, AnyMessage, ContentBlock } from '@agentx/core'
-import type { RuleCheck } from '../../engine/rule-check.js'
+import { RuleCheck } from '../../engine/rule-check.js'
 import { definePersisterRule, type PersisterRule } from './define-persister-rule.js'
+import { shuffledMessages } from './message-v2-rules.js'
+import { checkRandomized } from './randomized-check.js'
 import { asJson, minimalSession, richMessages, textMessage } from './persister-fixtures.js'
 
 const group = 'Messages'
@@ -65,19 +67,25 @@ export const messageRules: PersisterRule[] = [
     id: 'P-MSG-002',
     level: 'MUST',
     group,
-    title: 'messages come back in seq order, whatever the insertion order or timestamps',
+    title: 'messages come back in seq order, whatever the insertion order, ids or timestamps',
     hint: 'ORDER BY seq; never by insertion, id or timestamp.',
     async check({ persister }, check) {
-      await withSession(persister, 'order')
-      const ids = ['z', 'y', 'x', 'w', 'v', 'u']
-      const messages = ids.map((id, seq) =>
-        textMessage('order', seq, { id, timestamp: '2026-01-01T00:00:00.000Z' }),
-      )
-      for (const seq of [3, 0, 5, 1, 4, 2]) await persister.saveMessage('order', messages[seq]!)
-      check.deepEqual(
-        (await persister.getMessages('order')).map((m) => m.id),
-        ids,
-        'ids in the order getMessages returned them',
+      let run = 0
+      await checkRandomized(
+        check,
+        shuffledMessages(),
+        async ({ ids, stamps, order }) => {
+          const session = `order-${run++}`
+          await withSession(persister, session)
+          const messages = ids.map((id, seq) => textMessage(session, seq, { id, timestamp: stamps[seq]! }))
+          for (const seq of order) await persister.saveMessage(session, messages[seq]!)
+          new RuleCheck('P-MSG-002').deepEqual(
+            (await persister.getMessages(session)).map((m) => m.id),
+            ids,
+            'ids in the order getMessages returned them (listed in seq order)',
+          )
+        },
+        { numRuns: 30 },
       )
     },
   }),
@@ -479,7 +487,6 @@ export const messageRules: PersisterRule[] = [
     id: 'P-MSG-018',
     level: 'MUST',
     group,
-    requires: ['pagination'],
     title: 'afterSeq and limit page through every message exactly once',
     hint: 'WHERE seq > afterSeq ORDER BY seq LIMIT limit.',
     async check({ persister }, check) {
@@ -516,7 +523,6 @@ export const messageRules: PersisterRule[] = [
     id: 'P-MSG-019',
     level: 'MUST',
     group,
-    requires: ['pagination'],
     title: 'getMessages limit 0 is [] and an invalid limit rejects with VALIDATION',
     hint: 'Validate with validatePaging from @agentx/core before querying.',
     async check({ persister }, check) {

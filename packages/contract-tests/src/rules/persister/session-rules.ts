@@ -167,7 +167,6 @@ export const sessionRules: PersisterRule[] = [
     id: 'P-SES-008',
     level: 'MUST',
     group,
-    requires: ['pagination'],
     title: 'listSessions pages with limit and offset without gaps or duplicates',
     hint: 'Apply ORDER BY before LIMIT/OFFSET; limit 0 is an empty page.',
     async check({ persister }, check) {

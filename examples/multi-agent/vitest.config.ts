@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config'
+
+// Tests run against the built packages (dist), as the example and its child processes do.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Some files start node processes of their own; two at a time keeps a 2-core machine responsive.
+    maxWorkers: 2,
+  },
+})

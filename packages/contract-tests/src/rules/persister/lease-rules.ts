@@ -1,0 +1,198 @@
+import type { AgentPersister } from '@agentx/core'
+import { definePersisterRule, type PersisterRule } from './define-persister-rule.js'
+import { fullSession, minimalSession } from './persister-fixtures.js'
+
+const group = 'Leases'
+const requires = ['leases'] as const
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function leases(persister: AgentPersister) {
+  return {
+    claim: (id: string, owner: string, ttlMs: number) => persister.claimSession!(id, owner, ttlMs),
+    release: (id: string, owner: string) => persister.releaseSession!(id, owner),
+  }
+}
+
+/** Rules P-LSE-*: session leases for several processes on one store (DESIGN §10.6). */
+export const leaseRules: PersisterRule[] = [
+  definePersisterRule({
+    id: 'P-LSE-001',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'of 20 owners racing for a free session exactly one gets the lease',
+    hint: 'Claim in one atomic step (a conditional UPDATE), never read-then-write.',
+    async check({ persister }, check) {
+      const { claim } = leases(persister)
+      const owners = Array.from({ length: 20 }, (_, index) => `owner-${index}`)
+      for (let round = 0; round < 5; round++) {
+        const id = `race-${round}`
+        await persister.saveSession(minimalSession(id))
+        const results = await Promise.all(owners.map((owner) => claim(id, owner, 60_000)))
+        const winners = owners.filter((_, index) => results[index])
+        check.equal(winners.length, 1, `owners that got the lease on ${id} (${winners.join(', ')})`)
+        const others = owners.filter((owner) => owner !== winners[0])
+        const again = await Promise.all(others.map((owner) => claim(id, owner, 60_000)))
+        check.ok(!again.includes(true), `another owner took the held lease on ${id}`)
+      }
+    },
+  }),
+  definePersisterRule({
+    id: 'P-LSE-002',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'a lease that is not renewed ends after ttlMs and another owner can claim it',
+    hint: 'Store when the lease ends; a claim succeeds when that time has passed.',
+    async check({ persister }, check) {
+      const { claim } = leases(persister)
+      await persister.saveSession(minimalSession('expiring'))
+      check.equal(await claim('expiring', 'first', 300), true, 'the first claim')
+      check.equal(await claim('expiring', 'second', 300), false, 'a claim by another owner while it lasts')
+      await sleep(450)
+      check.equal(await claim('expiring', 'second', 60_000), true, 'a claim by another owner after ttlMs')
+      check.equal(await claim('expiring', 'first', 300), false, 'the first owner after losing it')
+    },
+  }),
+  definePersisterRule({
+    id: 'P-LSE-003',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'the owner may claim again: it keeps the lease, and the claim renews it for ttlMs',
+    hint: 'A claim by the current owner succeeds and moves the end of the lease to now + ttlMs.',
+    async check({ persister }, check) {
+      const { claim } = leases(persister)
+      await persister.saveSession(minimalSession('renewed'))
+      check.equal(await claim('renewed', 'owner', 400), true, 'the first claim')
+      await sleep(250)
+      check.equal(await claim('renewed', 'owner', 400), true, 'a claim by the owner (renewal)')
+      await sleep(250)
+      check.equal(
+        await claim('renewed', 'other', 400),
+        false,
+        'another owner after the first ttl, before the renewed one',
+      )
+      await sleep(300)
+      check.equal(await claim('renewed', 'other', 400), true, 'another owner after the renewed ttl')
+    },
+  }),
+  definePersisterRule({
+    id: 'P-LSE-004',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'releaseSession frees the lease for its owner only; any other release is a no-op',
+    hint: 'UPDATE … SET lease = NULL WHERE id = ? AND lease_owner = ?',
+    async check({ persister }, check) {
+      const { claim, release } = leases(persister)
+      await persister.saveSession(minimalSession('released'))
+      await claim('released', 'owner', 60_000)
+      await check.resolves(() => release('released', 'intruder'), 'releaseSession by another owner')
+      check.equal(await claim('released', 'third', 60_000), false, 'a claim after a release by another owner')
+      await check.resolves(() => release('released', 'owner'), 'releaseSession by the owner')
+      check.equal(await claim('released', 'third', 60_000), true, 'a claim right after the owner released')
+      await check.resolves(() => release('unknown-session', 'owner'), 'releaseSession of an unknown session')
+      await persister.saveSession(minimalSession('never-leased'))
+      await check.resolves(
+        () => release('never-leased', 'owner'),
+        'releaseSession of a session without a lease',
+      )
+    },
+  }),
+  definePersisterRule({
+    id: 'P-LSE-005',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'claiming an unknown session rejects with NOT_FOUND; a bad owner or ttlMs with VALIDATION',
+    hint: 'Use validateClaimArguments from @agentx/core; tell "held elsewhere" (false) from "no such session".',
+    async check({ persister }, check) {
+      const { claim } = leases(persister)
+      await check.rejectsWithCode(
+        () => claim('nowhere', 'owner', 1000),
+        'NOT_FOUND',
+        'claimSession of an unknown session',
+      )
+      await persister.saveSession(minimalSession('valid'))
+      await check.rejectsWithCode(() => claim('valid', '', 1000), 'VALIDATION', "claimSession with owner ''")
+      for (const ttl of [0, -5, 1.5, Number.NaN]) {
+        await check.rejectsWithCode(
+          () => claim('valid', 'owner', ttl),
+          'VALIDATION',
+          `claimSession with ttlMs ${ttl}`,
+        )
+      }
+      check.equal(await claim('valid', 'someone', 60_000), true, 'a valid claim after the rejected ones')
+    },
+  }),
+  definePersisterRule({
+    id: 'P-LSE-006',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'saveSession neither clears nor shows a lease',
+    hint: 'Keep lease data beside the session (own columns), untouched by the upsert and never in SessionData.',
+    async check({ persister }, check) {
+      const { claim } = leases(persister)
+      await persister.saveSession(fullSession('leased', { state: 'idle' }))
+      await claim('leased', 'owner', 60_000)
+      const updated = fullSession('leased', { state: 'active', summary: 'rewritten' })
+      await persister.saveSession(updated)
+      check.equal(await claim('leased', 'other', 60_000), false, 'a claim by another owner after saveSession')
+      check.deepEqual(await persister.getSession('leased'), updated, 'getSession of a leased session')
+      check.deepEqual(await persister.listSessions({}), [updated], 'listSessions of a leased session')
+    },
+  }),
+  definePersisterRule({
+    id: 'P-LSE-007',
+    level: 'MUST',
+    group,
+    requires,
+    title:
+      'markInterrupted rewrites only active sessions of the scope without a live lease, and only their state',
+    hint: "UPDATE … SET state = 'interrupted' WHERE state = 'active' AND (no lease OR lease ended) AND scope; return the count.",
+    async check({ persister }, check) {
+      const { claim, release } = leases(persister)
+      const live = fullSession('live', { state: 'active', userId: 'u' })
+      const crashed = fullSession('crashed', { state: 'active', userId: 'u', summary: 'kept as it is' })
+      const expired = fullSession('expired', { state: 'active', userId: 'u' })
+      const released = fullSession('released', { state: 'active', userId: 'u' })
+      const elsewhere = fullSession('elsewhere', { state: 'active', userId: 'v' })
+      const idle = fullSession('idle', { state: 'idle', userId: 'u' })
+      for (const session of [live, crashed, expired, released, elsewhere, idle])
+        await persister.saveSession(session)
+      await claim('live', 'running', 60_000)
+      await claim('expired', 'crashed-process', 200)
+      await claim('released', 'finished', 60_000)
+      await release('released', 'finished')
+      await sleep(300)
+      const count = await check.resolves(() => persister.markInterrupted!({ userId: 'u' }), 'markInterrupted')
+      check.equal(count, 3, 'sessions markInterrupted reported')
+      check.deepEqual(
+        await persister.getSession('crashed'),
+        { ...crashed, state: 'interrupted' },
+        'the crashed session',
+      )
+      check.deepEqual(
+        await persister.getSession('expired'),
+        { ...expired, state: 'interrupted' },
+        'the session whose lease ended',
+      )
+      check.deepEqual(
+        await persister.getSession('released'),
+        { ...released, state: 'interrupted' },
+        'the released session',
+      )
+      check.deepEqual(await persister.getSession('live'), live, 'the session with a live lease')
+      check.deepEqual(
+        await persister.getSession('elsewhere'),
+        elsewhere,
+        'the active session of another user',
+      )
+      check.deepEqual(await persister.getSession('idle'), idle, 'the idle session')
+      check.equal(await persister.markInterrupted!(), 1, 'markInterrupted without a scope (the other user)')
+    },
+  }),
+]

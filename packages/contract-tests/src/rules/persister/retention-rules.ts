@@ -1,0 +1,178 @@
+import { definePersisterRule, type PersisterRule } from './define-persister-rule.js'
+import { minimalSession, textMessage } from './persister-fixtures.js'
+
+const group = 'Retention'
+const requires = ['retention'] as const
+
+/** Rules P-RET-*: deleting old sessions in bulk (DESIGN §10.7). */
+export const retentionRules: PersisterRule[] = [
+  definePersisterRule({
+    id: 'P-RET-001',
+    level: 'MUST',
+    group,
+    requires,
+    title:
+      'deleteSessions removes sessions active strictly before the instant, with their messages, and counts them',
+    hint: 'WHERE last_activity < ? (the instant normalised with toISOString); cascade to messages; return the count.',
+    async check({ persister }, check) {
+      const at = [
+        '2025-12-31T23:59:59.998Z',
+        '2025-12-31T23:59:59.999Z',
+        '2026-01-01T00:00:00.000Z',
+        '2026-01-01T00:00:00.001Z',
+      ]
+      for (const [index, lastActivity] of at.entries()) {
+        await persister.saveSession(minimalSession(`ret-${index}`, { lastActivity, state: 'idle' }))
+        await persister.saveMessage(`ret-${index}`, textMessage(`ret-${index}`, 0))
+      }
+      const removed = await check.resolves(
+        () => persister.deleteSessions!({ lastActivityBefore: '2026-01-01T00:00:00Z' }),
+        'deleteSessions',
+      )
+      check.equal(removed, 2, 'the count deleteSessions resolved to')
+      check.deepEqual(
+        (await persister.getAllSessions()).map((session) => session.id).sort(),
+        ['ret-2', 'ret-3'],
+        'sessions left (one at exactly the instant stays)',
+      )
+      check.deepEqual(await persister.getMessages('ret-0'), [], 'messages of a deleted session')
+      check.equal((await persister.getMessages('ret-2')).length, 1, 'messages of a kept session')
+      check.equal(
+        await persister.deleteSessions!({ lastActivityBefore: '2026-01-01T00:00:00.000Z' }),
+        0,
+        'a second run with the same instant',
+      )
+    },
+  }),
+  definePersisterRule({
+    id: 'P-RET-002',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'deleteSessions honours states, userId and appName, and an empty states list deletes nothing',
+    hint: 'Add state IN (…), user_id = ? and app_name = ? to the selection.',
+    async check({ persister }, check) {
+      const old = '2025-01-01T00:00:00.000Z'
+      const before = '2026-01-01T00:00:00.000Z'
+      await persister.saveSession(
+        minimalSession('u-idle', { lastActivity: old, state: 'idle', userId: 'u', appName: 'a' }),
+      )
+      await persister.saveSession(
+        minimalSession('u-active', { lastActivity: old, state: 'active', userId: 'u', appName: 'a' }),
+      )
+      await persister.saveSession(
+        minimalSession('u-other-app', { lastActivity: old, state: 'idle', userId: 'u', appName: 'b' }),
+      )
+      await persister.saveSession(
+        minimalSession('v-idle', { lastActivity: old, state: 'idle', userId: 'v', appName: 'a' }),
+      )
+      check.equal(
+        await persister.deleteSessions!({ lastActivityBefore: before, states: [] }),
+        0,
+        'states: []',
+      )
+      check.equal(
+        await persister.deleteSessions!({
+          lastActivityBefore: before,
+          states: ['idle', 'error'],
+          userId: 'u',
+          appName: 'a',
+        }),
+        1,
+        'idle or error sessions of user u in app a',
+      )
+      check.deepEqual(
+        (await persister.getAllSessions()).map((session) => session.id).sort(),
+        ['u-active', 'u-other-app', 'v-idle'],
+        'sessions left',
+      )
+      check.equal(
+        await persister.deleteSessions!({ lastActivityBefore: before, userId: 'u' }),
+        2,
+        'every session of user u',
+      )
+      check.deepEqual(
+        (await persister.getAllSessions()).map((session) => session.id),
+        ['v-idle'],
+        'sessions left at the end',
+      )
+    },
+  }),
+  definePersisterRule({
+    id: 'P-RET-003',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'deleteSessions also removes the child sessions of what it deletes, and counts them',
+    hint: 'Delete the selected sessions and their descendants (by parentSessionId), like deleteSession.',
+    async check({ persister }, check) {
+      await persister.saveSession(
+        minimalSession('old-parent', { lastActivity: '2025-01-01T00:00:00.000Z', state: 'idle' }),
+      )
+      await persister.saveSession(
+        minimalSession('young-child', {
+          parentSessionId: 'old-parent',
+          lastActivity: '2026-06-01T00:00:00.000Z',
+          state: 'completed',
+        }),
+      )
+      await persister.saveSession(
+        minimalSession('grandchild', {
+          parentSessionId: 'young-child',
+          lastActivity: '2026-06-01T00:00:00.000Z',
+        }),
+      )
+      await persister.saveSession(
+        minimalSession('young-parent', { lastActivity: '2026-06-01T00:00:00.000Z', state: 'idle' }),
+      )
+      await persister.saveSession(
+        minimalSession('old-child', {
+          parentSessionId: 'young-parent',
+          lastActivity: '2025-01-01T00:00:00.000Z',
+          state: 'active',
+        }),
+      )
+      await persister.saveMessage('grandchild', textMessage('grandchild', 0))
+      const removed = await persister.deleteSessions!({
+        lastActivityBefore: '2026-01-01T00:00:00.000Z',
+        states: ['idle'],
+      })
+      check.equal(removed, 3, 'the count (old-parent and its two descendants)')
+      check.deepEqual(
+        (await persister.getAllSessions()).map((session) => session.id).sort(),
+        ['old-child', 'young-parent'],
+        'sessions left',
+      )
+      check.deepEqual(await persister.getMessages('grandchild'), [], 'messages of a deleted grandchild')
+    },
+  }),
+  definePersisterRule({
+    id: 'P-RET-004',
+    level: 'MUST',
+    group,
+    requires,
+    title: 'deleteSessions with an invalid instant or state rejects with VALIDATION and deletes nothing',
+    hint: 'Use validateDeleteSessionsQuery from @agentx/core before deleting.',
+    async check({ persister }, check) {
+      await persister.saveSession(minimalSession('safe', { lastActivity: '2000-01-01T00:00:00.000Z' }))
+      const bad: unknown[] = [
+        { lastActivityBefore: 'yesterday' },
+        { lastActivityBefore: '' },
+        {},
+        { lastActivityBefore: '2030-01-01T00:00:00.000Z', states: ['gone'] },
+      ]
+      for (const query of bad) {
+        await check.rejectsWithCode(
+          () => persister.deleteSessions!(query as never),
+          'VALIDATION',
+          `deleteSessions(${JSON.stringify(query)})`,
+        )
+      }
+      check.deepEqual(
+        (await persister.getAllSessions()).map((session) => session.id),
+        ['safe'],
+        'sessions left',
+      )
+    },
+  }),
+]

@@ -1,0 +1,32 @@
+import type { ToolUseBlock } from '../contracts/messages.js'
+import type { Tool } from '../tools/tool.js'
+import type { SessionProfile } from './session-profile.js'
+
+const PREFIX = 'transfer_to_'
+
+/**
+ * The `transfer_to_<name>` tools of a profile with `handoffs` (DESIGN §10.3, seed 001). Calling
+ * one hands the conversation to that profile: the kernel sees the call in the tool step, emits
+ * `handoff`, makes it the active agent and continues the same send with it.
+ */
+export function handoffTools(profile: SessionProfile, profiles: ReadonlyMap<string, SessionProfile>): Tool[] {
+  return profile.handoffs.map((target) => {
+    const description = profiles.get(target)?.description
+    return {
+      name: `${PREFIX}${target}`,
+      description: `Hand the conversation over to the '${target}' agent${description ? `: ${description}` : ''}. It answers from then on.`,
+      inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      execute: () => `Transferred to ${target}. The ${target} agent answers from now on.`,
+    }
+  })
+}
+
+/** The profile a batch hands over to: the first `transfer_to_<name>` call naming one of `profile.handoffs`. */
+export function handoffTarget(calls: readonly ToolUseBlock[], profile: SessionProfile): string | undefined {
+  for (const call of calls) {
+    if (!call.name.startsWith(PREFIX)) continue
+    const target = call.name.slice(PREFIX.length)
+    if (profile.handoffs.includes(target)) return target
+  }
+  return undefined
+}

@@ -1,0 +1,375 @@
+// Several agents in one session (DESIGN §10.3): profiles, handoffs, agents as tools.
+import { describe, expect, it } from 'vitest'
+import { createAgent } from '../agent/create-agent.js'
+import type { AnyMessage, ToolResultBlock } from '../contracts/messages.js'
+import { AdapterError } from '../errors/adapter-error.js'
+import { InMemoryPersister } from '../persistence/in-memory-persister.js'
+import { ScriptedAdapter } from '../testing/scripted-adapter.js'
+import { textTurn, toolCallTurn, usage } from '../testing/stream-helpers.js'
+import { agentTool } from '../tools/agent-tool.js'
+import type { Tool } from '../tools/tool.js'
+import type { SessionEvent } from './session-events.js'
+
+const echo: Tool = {
+  name: 'echo',
+  description: 'echoes',
+  inputSchema: { type: 'object' },
+  execute: (input) => input,
+}
+const calc: Tool = { name: 'calc', description: 'adds', inputSchema: { type: 'object' }, execute: () => 3 }
+const names = (tools: Array<{ name: string }> | undefined) => (tools ?? []).map((tool) => tool.name).sort()
+
+describe('profiles', () => {
+  it('send(…, { agent }) runs that profile (adapter, model, system prompt, tools); agentName and activeAgent are stored and continue across sends and a restart', async () => {
+    const persister = new InMemoryPersister()
+    const main = new ScriptedAdapter([textTurn('hello from default')], { name: 'main' })
+    const coderAdapter = new ScriptedAdapter([textTurn('code!'), textTurn('more code')], { name: 'coder' })
+    const config = {
+      model: 'main-model',
+      systemPrompt: 'You are the front desk.',
+      tools: [echo],
+      agents: {
+        coder: { model: 'code-model', systemPrompt: 'You write code.', tools: [calc], adapter: coderAdapter },
+      },
+    }
+    const agent = createAgent(config, { adapter: main, persister })
+    const session = await agent.createSession()
+    await session.send('hi')
+    await session.send('write code', { agent: 'coder' })
+    await session.send('and more') // continues with the active agent
+    expect(main.calls).toHaveLength(1)
+    expect(main.calls[0]!.options).toMatchObject({
+      model: 'main-model',
+      systemPrompt: 'You are the front desk.',
+    })
+    expect(names(main.calls[0]!.options.tools)).toEqual(['echo'])
+    expect(coderAdapter.calls).toHaveLength(2)
+    // No inheritance of the default's system prompt or tools.
+    expect(coderAdapter.calls[0]!.options).toMatchObject({
+      model: 'code-model',
+      systemPrompt: 'You write code.',
+    })
+    expect(names(coderAdapter.calls[0]!.options.tools)).toEqual(['calc'])
+    // All profiles share the conversation.
+    expect(coderAdapter.calls[0]!.options.history.map((m) => m.type)).toEqual(['user', 'agent'])
+    await agent.close()
+    const stored = await persister.getMessages(session.id)
+    expect(stored.filter((m) => m.type === 'agent').map((m) => m.agentName)).toEqual([
+      'default',
+      'coder',
+      'coder',
+    ])
+    expect(stored.filter((m) => m.type === 'user').every((m) => m.agentName === undefined)).toBe(true)
+    expect((await persister.getSession(session.id))?.activeAgent).toBe('coder')
+
+    const restartedCoder = new ScriptedAdapter([textTurn('after restart')], { name: 'coder' })
+    const again = createAgent(
+      { ...config, agents: { coder: { ...config.agents.coder, adapter: restartedCoder } } },
+      { adapter: new ScriptedAdapter([]), persister },
+    )
+    await (await again.getSession(session.id))!.send('still there?')
+    expect(restartedCoder.calls).toHaveLength(1)
+    await again.close()
+  })
+
+  it("a profile's model and adapter fall back to the agent's; { agent: 'default' } is valid", async () => {
+    const adapter = new ScriptedAdapter([textTurn('a'), textTurn('b')])
+    const agent = createAgent(
+      { model: 'shared', agents: { helper: { systemPrompt: 'help' } } },
+      { adapter, persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    await session.send('x', { agent: 'helper' })
+    await session.send('y', { agent: 'default' })
+    expect(adapter.calls.map((call) => call.options.model)).toEqual(['shared', 'shared'])
+    expect(adapter.calls[0]!.options.systemPrompt).toBe('help')
+    await agent.close()
+  })
+
+  it('an unknown profile name rejects with ValidationError and stores nothing', async () => {
+    const persister = new InMemoryPersister()
+    const agent = createAgent({ agents: { a: {} } }, { adapter: new ScriptedAdapter([]), persister })
+    const session = await agent.createSession()
+    await expect(session.send('x', { agent: 'nobody' })).rejects.toMatchObject({ code: 'VALIDATION' })
+    const plain = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const other = await plain.createSession()
+    await expect(other.send('x', { agent: 'a' })).rejects.toMatchObject({ code: 'VALIDATION' })
+    expect(await persister.getMessages(session.id)).toEqual([])
+    await agent.close()
+    await plain.close()
+  })
+
+  it('an agent without profiles writes no agentName', async () => {
+    const persister = new InMemoryPersister()
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('x')]), persister })
+    const session = await agent.createSession()
+    await session.send('hi')
+    await agent.close()
+    const stored = await persister.getMessages(session.id)
+    expect(stored.some((m) => 'agentName' in m)).toBe(false)
+    expect((await persister.getSession(session.id))?.activeAgent).toBeUndefined()
+  })
+
+  it('bad profiles are ConfigurationErrors', () => {
+    expect(() => createAgent({ agents: { 'bad name': {} } })).toThrow(/Profile name/)
+    expect(() => createAgent({ agents: { a: { handoffs: ['ghost'] } } })).toThrow(/ghost/)
+    expect(() => createAgent({ agents: { a: { modle: 'x' } } } as never)).toThrow(/did you mean 'model'/)
+    expect(() => createAgent({ tools: [agentTool('ghost')], agents: { a: {} } })).toThrow(/ghost/)
+  })
+})
+
+describe('handoffs', () => {
+  it('transfer_to_<name> hands the same send to that profile: handoff event, activeAgent, the target answers', async () => {
+    const persister = new InMemoryPersister()
+    const triage = new ScriptedAdapter(
+      [toolCallTurn([{ id: 'h1', name: 'transfer_to_billing', input: {} }])],
+      {
+        name: 'triage',
+      },
+    )
+    const billing = new ScriptedAdapter([textTurn('Your invoice is paid.')], { name: 'billing' })
+    const agent = createAgent(
+      {
+        agents: {
+          default: { handoffs: ['billing'] },
+          billing: { description: 'Answers invoice questions', adapter: billing, systemPrompt: 'billing' },
+        },
+      },
+      { adapter: triage, persister },
+    )
+    const session = await agent.createSession()
+    const events: SessionEvent[] = []
+    session.subscribe((event) => events.push(event))
+    const result = await session.send('Was my invoice paid?')
+    expect(result.text).toBe('Your invoice is paid.')
+    expect(events).toContainEqual({ type: 'handoff', from: 'default', to: 'billing' })
+    const transfer = triage.calls[0]!.options.tools?.find((tool) => tool.name === 'transfer_to_billing')
+    expect(transfer?.description).toContain('Answers invoice questions')
+    expect(billing.calls[0]!.options.systemPrompt).toBe('billing')
+    expect((billing.calls[0]!.prompt as ToolResultBlock[])[0]!.toolUseId).toBe('h1')
+    await agent.close()
+    expect((await persister.getSession(session.id))?.activeAgent).toBe('billing')
+    const stored = await persister.getMessages(session.id)
+    expect(stored.map((m) => [m.type, m.agentName])).toEqual([
+      ['user', undefined],
+      ['agent', 'default'],
+      ['tool', undefined],
+      ['agent', 'billing'],
+    ])
+  })
+
+  it('a provider session id is only passed back to the adapter that issued it', async () => {
+    const stateful = new ScriptedAdapter(
+      [textTurn('one', { sessionId: 'resp_1' }), textTurn('three', { sessionId: 'resp_3' })],
+      { name: 'stateful' },
+    )
+    const stateless = new ScriptedAdapter([textTurn('two')], { name: 'stateless' })
+    const agent = createAgent(
+      { agents: { other: { adapter: stateless } } },
+      { adapter: stateful, persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    await session.send('a')
+    await session.send('b', { agent: 'other' })
+    await session.send('c', { agent: 'default' })
+    expect(stateless.calls[0]!.options.resume).toBeUndefined()
+    expect(stateless.calls[0]!.options.history).toHaveLength(2)
+    expect(stateful.calls[1]!.options.resume).toBe('resp_1')
+    await agent.close()
+  })
+})
+
+describe('agents as tools', () => {
+  function setUp(
+    researcherTurns: ConstructorParameters<typeof ScriptedAdapter>[0],
+    researcherTools: Tool[] = [],
+  ) {
+    const persister = new InMemoryPersister()
+    const researcher = new ScriptedAdapter(researcherTurns, { name: 'researcher' })
+    const lead = new ScriptedAdapter(
+      [
+        toolCallTurn([{ id: 'r1', name: 'researcher', input: { task: 'Find the capital of France.' } }], {
+          usage: usage(10, 2),
+        }),
+        textTurn('The capital is Paris.', { usage: usage(20, 3) }),
+      ],
+      { name: 'lead' },
+    )
+    const agent = createAgent(
+      {
+        tools: [agentTool('researcher')],
+        agents: {
+          researcher: {
+            description: 'Looks things up',
+            adapter: researcher,
+            systemPrompt: 'research',
+            tools: researcherTools,
+          },
+        },
+      },
+      { adapter: lead, persister },
+    )
+    return { persister, researcher, lead, agent }
+  }
+
+  it('runs the profile in a persisted child session whose final text is the tool result, with usage rolled up and subagent events', async () => {
+    const { persister, researcher, lead, agent } = setUp([textTurn('Paris.', { usage: usage(5, 1) })])
+    const heard: Array<[string, string]> = []
+    agent.subscribe((event, source) => heard.push([source.id, event.type]))
+    const session = await agent.createSession()
+    const events: SessionEvent[] = []
+    session.subscribe((event) => events.push(event))
+    const result = await session.send('What is the capital of France?')
+    expect(result.text).toBe('The capital is Paris.')
+    expect(result.usage).toEqual(usage(35, 6))
+    // The child sees only its task.
+    expect(researcher.calls[0]!.prompt).toBe('Find the capital of France.')
+    expect(researcher.calls[0]!.options.history).toEqual([])
+    expect(lead.calls[0]!.options.tools?.find((tool) => tool.name === 'researcher')?.description).toBe(
+      'Looks things up',
+    )
+    expect(lead.calls[1]!.prompt).toEqual([
+      { type: 'tool_result', toolUseId: 'r1', content: [{ type: 'text', text: 'Paris.' }] },
+    ])
+    const sub = events.filter((event) => event.type === 'subagent')
+    expect(sub.length).toBeGreaterThan(0)
+    expect(sub.every((event) => event.type === 'subagent' && event.agent === 'researcher')).toBe(true)
+    // Agent listeners hear the child once, through the parent's subagent events.
+    expect(heard.filter(([id]) => id !== session.id)).toEqual([])
+    expect(heard.filter(([, type]) => type === 'subagent').length).toBe(sub.length)
+    // Never repeated as the parent's own deltas.
+    expect(
+      events
+        .filter((event) => event.type === 'text-delta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('The capital is Paris.')
+    await agent.close()
+    const children = (await persister.listSessions({ includeChildren: true })).filter(
+      (s) => s.parentSessionId,
+    )
+    expect(children).toHaveLength(1)
+    expect(children[0]).toMatchObject({
+      parentSessionId: session.id,
+      parentToolUseId: 'r1',
+      activeAgent: 'researcher',
+    })
+    expect((await persister.listSessions({})).map((s) => s.id)).toEqual([session.id])
+    const childMessages = await persister.getMessages(children[0]!.id)
+    expect(childMessages.map((m: AnyMessage) => [m.type, m.agentName])).toEqual([
+      ['user', undefined],
+      ['agent', 'researcher'],
+    ])
+  })
+
+  it("a child's failure becomes an isError tool result; the parent goes on", async () => {
+    const failure = new AdapterError('model exploded', {
+      kind: 'server',
+      provider: 'researcher',
+      retryable: false,
+    })
+    const { persister, lead, agent } = setUp([{ events: [], error: failure }])
+    const session = await agent.createSession()
+    const result = await session.send('go')
+    expect(result.text).toBe('The capital is Paris.')
+    const prompt = lead.calls[1]!.prompt as ToolResultBlock[]
+    expect(prompt[0]!.isError).toBe(true)
+    expect(JSON.stringify(prompt[0]!.content)).toContain('model exploded')
+    await agent.close()
+    expect((await persister.getSession(session.id))?.state).toBe('idle')
+  })
+
+  it('deleting the parent deletes its children', async () => {
+    const { persister, agent } = setUp([textTurn('Paris.')])
+    const session = await agent.createSession()
+    await session.send('go')
+    await session.flush()
+    expect(await persister.listSessions({ includeChildren: true })).toHaveLength(2)
+    await agent.deleteSession(session.id)
+    expect(await persister.listSessions({ includeChildren: true })).toHaveLength(0)
+    await agent.close()
+  })
+
+  it('aborting the parent aborts the child', async () => {
+    const { persister, agent } = setUp([{ events: textTurn('slow research'), waitForAbort: true }])
+    const session = await agent.createSession()
+    const running = session.send('go')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    session.abort()
+    await expect(running).rejects.toMatchObject({ kind: 'aborted' })
+    await session.flush()
+    const child = (await persister.listSessions({ includeChildren: true })).find((s) => s.parentSessionId)
+    expect(child?.state).toBe('aborted')
+    await agent.close()
+  })
+
+  it('an approval inside the child makes the parent wait; the answer sent to the parent reaches the child, also after a restart', async () => {
+    const log: string[] = []
+    const publish: Tool<{ text: string }> = {
+      name: 'publish',
+      description: 'publishes',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: (input) => {
+        log.push(input.text)
+        return 'published'
+      },
+    }
+    const { persister, agent } = setUp(
+      [
+        toolCallTurn([{ id: 'p1', name: 'publish', input: { text: 'Paris is the capital.' } }]),
+        textTurn('Published: Paris.'),
+      ],
+      [publish],
+    )
+    const session = await agent.createSession()
+    const first = await session.send('research and publish')
+    const childId = (await persister.listSessions({ includeChildren: true })).find(
+      (s) => s.parentSessionId,
+    )!.id
+    expect(first.pending).toEqual([
+      {
+        toolUseId: 'p1',
+        name: 'publish',
+        input: { text: 'Paris is the capital.' },
+        kind: 'approval',
+        sessionId: childId,
+      },
+    ])
+    expect(session.state).toBe('waiting_input')
+    expect(log).toEqual([])
+    await agent.close()
+
+    // A new process finds the same pending call and answers the parent.
+    const researcher = new ScriptedAdapter([textTurn('Published: Paris.')], { name: 'researcher' })
+    const lead = new ScriptedAdapter([textTurn('Done: published.')], { name: 'lead' })
+    const again = createAgent(
+      {
+        tools: [agentTool('researcher')],
+        agents: { researcher: { adapter: researcher, tools: [publish] } },
+      },
+      { adapter: lead, persister },
+    )
+    const parent = (await again.getSession(session.id))!
+    expect(await parent.getPending()).toEqual(first.pending)
+    const result = await parent.send([{ type: 'tool_approval', toolUseId: 'p1', approved: true }])
+    expect(result.text).toBe('Done: published.')
+    expect(log).toEqual(['Paris is the capital.'])
+    expect(lead.calls[0]!.prompt).toEqual([
+      { type: 'tool_result', toolUseId: 'r1', content: [{ type: 'text', text: 'Published: Paris.' }] },
+    ])
+    await again.close()
+    expect((await persister.getMessages(childId)).map((m) => m.type)).toEqual([
+      'user',
+      'agent',
+      'tool',
+      'agent',
+    ])
+    expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual([
+      'user',
+      'agent',
+      'tool',
+      'agent',
+    ])
+  })
+})

@@ -1,0 +1,98 @@
+import type { AdapterStreamOptions, AgentAdapter } from '../contracts/agent-adapter.js'
+import type { AnyMessage } from '../contracts/messages.js'
+import { ValidationError } from '../errors/validation-error.js'
+import { toJsonSchema } from '../tools/schema.js'
+import type { Tool } from '../tools/tool.js'
+import { withKnowledge } from '../agent/load-knowledge.js'
+import { historyWithCompaction } from './compaction.js'
+import { handoffTools } from './handoffs.js'
+import type { SendOptions } from './session.js'
+import type { SessionCore } from './session-core.js'
+import { DEFAULT_PROFILE, type SessionProfile } from './session-profile.js'
+import { mergeTools } from './tool-step.js'
+
+/** The profile with this name (`default` when none is given); an unknown name is a ValidationError. */
+export function profileFor(core: SessionCore, name: string | undefined): SessionProfile {
+  const profiles = core.options.profiles
+  const wanted = name ?? DEFAULT_PROFILE
+  const profile = profiles?.get(wanted)
+  if (profile !== undefined) return profile
+  // A stored activeAgent whose profile is no longer configured falls back to the default.
+  if (wanted === DEFAULT_PROFILE || (name === core.data.activeAgent && profiles !== undefined)) {
+    return profiles?.get(DEFAULT_PROFILE) ?? { name: DEFAULT_PROFILE, tools: [], handoffs: [] }
+  }
+  const known =
+    profiles === undefined ? 'this agent defines no profiles' : `known: ${[...profiles.keys()].join(', ')}`
+  throw new ValidationError(`Unknown agent profile '${wanted}' (${known}).`)
+}
+
+/** A profile's tools for a send: its own (the default profile's include the session's), its handoffs, the send's. */
+export function toolsFor(
+  core: SessionCore,
+  profile: SessionProfile,
+  options: SendOptions,
+): Map<string, Tool> {
+  const own = profile.name === DEFAULT_PROFILE ? core.options.tools : profile.tools
+  const handoffs = core.options.profiles ? handoffTools(profile, core.options.profiles) : []
+  return mergeTools(own, handoffs, options.tools)
+}
+
+/** With profiles, an agent message carries the name of the profile that wrote it; the session remembers it. */
+export function stampAgentName(core: SessionCore, message: AnyMessage, profile: SessionProfile): AnyMessage {
+  if (core.options.profiles === undefined) return message
+  core.data.activeAgent = profile.name
+  return { ...message, agentName: profile.name }
+}
+
+/** The `agentName` a partial reply kept after a failure carries (none without profiles). */
+export function partialAgentName(core: SessionCore): { agentName?: string } {
+  if (core.options.profiles === undefined) return {}
+  return { agentName: core.data.activeAgent ?? DEFAULT_PROFILE }
+}
+
+/** What the adapter of `profile` gets for one model request. */
+export function streamOptionsFor(
+  core: SessionCore,
+  request: {
+    historyEnd: number
+    tools: Map<string, Tool>
+    options: SendOptions
+    signal: AbortSignal
+    profile: SessionProfile
+    adapter: AgentAdapter
+  },
+): AdapterStreamOptions {
+  const { historyEnd, tools, options, signal, profile, adapter } = request
+  const isDefault = profile.name === DEFAULT_PROFILE
+  const streamOptions: AdapterStreamOptions = {
+    model: options.model ?? (isDefault ? undefined : profile.model) ?? core.model,
+    history: historyWithCompaction(core.history.messages, historyEnd),
+    signal,
+  }
+  const systemPrompt = withKnowledge(
+    options.systemPrompt ?? (isDefault ? core.systemPrompt : profile.systemPrompt),
+    isDefault ? core.options.knowledge : profile.knowledge,
+  )
+  if (systemPrompt !== undefined) streamOptions.systemPrompt = systemPrompt
+  if (tools.size > 0) {
+    streamOptions.tools = [...tools.values()].map(({ name, description, inputSchema }) => ({
+      name,
+      description,
+      inputSchema: toJsonSchema(inputSchema, `tool '${name}'`),
+    }))
+  }
+  // A provider session id goes back only to the adapter that issued it; another one replays the history.
+  if (core.data.providerSessionId !== undefined && adapter === core.resumeIssuer()) {
+    streamOptions.resume = core.data.providerSessionId
+  }
+  if (options.maxOutputTokens !== undefined) streamOptions.maxOutputTokens = options.maxOutputTokens
+  if (options.temperature !== undefined) streamOptions.temperature = options.temperature
+  if (options.providerOptions !== undefined) streamOptions.providerOptions = options.providerOptions
+  if (options.output !== undefined) {
+    streamOptions.output = {
+      name: options.output.name ?? 'output',
+      schema: toJsonSchema(options.output.schema, 'output.schema'),
+    }
+  }
+  return streamOptions
+}

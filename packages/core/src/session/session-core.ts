@@ -1,0 +1,252 @@
+import type { AgentAdapter } from '../contracts/agent-adapter.js'
+import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
+import type { SessionInit } from '../contracts/session-factory.js'
+import type { AnyMessage, ContentBlock, MessageType, TokenUsage } from '../contracts/messages.js'
+import type { SessionState } from '../contracts/session-state.js'
+import { AdapterError, isAdapterError } from '../errors/adapter-error.js'
+import { AgentError, isAgentError } from '../errors/agent-error.js'
+import { SessionStateError } from '../errors/session-state-error.js'
+import type { EventStream } from '../util/event-stream.js'
+import { emptyUsage } from '../util/token-usage.js'
+import { uuidv7 } from '../util/uuid-v7.js'
+import type { SendOptions } from './session.js'
+import type { SessionEvent, SessionListener } from './session-events.js'
+import { SessionHistory } from './session-history.js'
+import { SessionLease } from './session-lease.js'
+import { DEFAULT_PROFILE } from './session-profile.js'
+import type { SessionRuntimeOptions } from './session-runtime-options.js'
+import { assertTransition } from './session-state.js'
+import type { SendInput } from './validate-input.js'
+import { WriteQueue } from './write-queue.js'
+
+/** One running send: its input, its signal, where its events go and what it persisted. */
+export interface SendRun {
+  input: SendInput | { kind: 'retry' } | { kind: 'compact' }
+  options: SendOptions
+  controller: AbortController
+  sink: EventStream<SessionEvent> | undefined
+  emit(event: SessionEvent): void
+  produced: AnyMessage[]
+  /** An automatic compaction failed in this send: no other is tried until the next send (compaction.ts). */
+  compactionFailed?: boolean
+}
+
+/**
+ * The state of one session and its write path, shared by the public `BaseSession` and the steps
+ * of the send loop (`send-loop.ts`): metadata and usage, the history, the write queue, the lease,
+ * the listeners, state transitions and error normalisation. Internal: not exported from the package.
+ */
+export class SessionCore {
+  readonly id: string
+  readonly adapter: AgentAdapter
+  readonly persister: AgentPersister | undefined
+  readonly options: SessionRuntimeOptions
+  readonly history: SessionHistory
+  readonly queue: WriteQueue | undefined
+  readonly lease: SessionLease | undefined
+  readonly isClosed: () => boolean
+  /** Opens a session object through the agent (its cache), for `fork()`. */
+  readonly openSession: SessionInit['openSession']
+  readonly listeners: Set<SessionListener> = new Set()
+  data: SessionData
+  usage: TokenUsage
+  /**
+   * The adapter that issued the provider session id: only it gets it back as `resume`. Known in
+   * memory once an id arrives; for a session loaded from the store it is derived from the stored
+   * messages (see {@link SessionCore.resumeIssuer}).
+   */
+  resumeAdapter: AgentAdapter | undefined
+  run: SendRun | undefined
+  running: Promise<unknown> | undefined
+
+  constructor(init: SessionInit) {
+    const { data, adapter, options, persister } = init
+    this.id = data.id
+    this.adapter = adapter
+    this.options = options
+    this.persister = persister
+    this.isClosed = init.isClosed ?? (() => false)
+    this.openSession = init.openSession
+    this.data = { ...data }
+    this.usage = { ...(data.tokenUsage ?? emptyUsage()) }
+    this.history = new SessionHistory(persister, data.id, init.messages)
+    if (persister && options.owner !== undefined && SessionLease.isSupportedBy(persister)) {
+      this.lease = new SessionLease({
+        persister,
+        sessionId: data.id,
+        owner: options.owner,
+        ...(options.leaseTtlMs === undefined ? {} : { ttlMs: options.leaseTtlMs }),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      })
+    }
+    if (persister) {
+      this.queue = new WriteQueue(persister, data.id, {
+        ...options.writeRetry,
+        onError: (error) => {
+          options.logger?.error('agentx: a write failed', { sessionId: data.id, code: error.code })
+          this.emit({ type: 'persist-error', error })
+        },
+      })
+    }
+  }
+
+  get model(): string {
+    return this.data.model ?? this.options.model
+  }
+
+  get systemPrompt(): string | undefined {
+    return this.data.systemPrompt ?? this.options.systemPrompt
+  }
+
+  /**
+   * The adapter to give the provider session id back to. For a session loaded from the store: the
+   * adapter of the profile that wrote the last agent message (its `agentName`) — a conservative
+   * guess, since only that response can have left the stored id unanswered by any other adapter;
+   * another profile replays the history instead of resuming, which costs tokens but is never wrong.
+   */
+  resumeIssuer(): AgentAdapter {
+    if (this.resumeAdapter !== undefined) return this.resumeAdapter
+    const profiles = this.options.profiles
+    if (profiles === undefined) return this.adapter
+    const messages = this.history.messages
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i]!
+      if (message.type !== 'agent' || message.incomplete) continue
+      return profiles.get(message.agentName ?? DEFAULT_PROFILE)?.adapter ?? this.adapter
+    }
+    return this.adapter
+  }
+
+  /** A copy of the session's metadata as it is (or will be) stored. */
+  toSessionData(): SessionData {
+    return structuredClone({ ...this.data, tokenUsage: this.usage })
+  }
+
+  /** Queues the session's metadata. */
+  saveSession(): Promise<void> | undefined {
+    return this.queue?.saveSession(this.toSessionData())
+  }
+
+  /** Adds a message to the history (frozen), queues its write and shows it. */
+  append(message: AnyMessage, run: SendRun): Promise<void> | undefined {
+    const frozen = this.history.append(message)
+    run.produced.push(frozen)
+    const saved = this.queue?.saveMessage(frozen)
+    run.emit({ type: 'message', message: frozen })
+    return saved
+  }
+
+  /** In `sync` durability, waits for the write (and fails the send if it is not durable). */
+  async write(saved: Promise<void> | undefined): Promise<void> {
+    if (this.options.durability === 'sync' && saved) await saved
+  }
+
+  newMessage(type: MessageType, content: string | ContentBlock[]): AnyMessage {
+    return {
+      id: uuidv7(),
+      sessionId: this.id,
+      seq: this.history.nextSeq(),
+      type,
+      content,
+      timestamp: new Date().toISOString(),
+    }
+  }
+
+  setState(next: SessionState, emit: (event: SessionEvent) => void = (event) => this.emit(event)): void {
+    const previous = this.data.state
+    if (previous === next) return
+    assertTransition(previous, next)
+    this.data.state = next
+    emit({ type: 'state', state: next, previous })
+  }
+
+  emit(event: SessionEvent): void {
+    if (this.listeners.size === 0) return
+    for (const listener of this.listeners) {
+      try {
+        listener(event)
+      } catch (error) {
+        this.options.logger?.warn('agentx: a session listener threw', {
+          sessionId: this.id,
+          error: error instanceof Error ? error.message : String(error),
+        })
+      }
+    }
+  }
+
+  /** Rejects every call once the agent is closed or the session deleted. */
+  assertUsable(): void {
+    if (this.isClosed()) {
+      throw new AgentError('The agent of this session is closed.', 'AGENT_CLOSED')
+    }
+    if (this.data.state === 'deleted') {
+      throw new SessionStateError(`Session ${this.id} is deleted.`, { state: 'deleted' })
+    }
+  }
+
+  abort(): void {
+    this.run?.controller.abort(
+      new AdapterError('The send was aborted.', { kind: 'aborted', provider: this.adapter.getName() }),
+    )
+  }
+
+  throwIfAborted(signal: AbortSignal): void {
+    if (signal.aborted) throw this.abortedError(signal)
+  }
+
+  abortedError(signal: AbortSignal): AdapterError {
+    const reason = signal.reason
+    if (isAdapterError(reason) && reason.kind === 'aborted') return reason
+    return new AdapterError('The send was aborted.', {
+      kind: 'aborted',
+      provider: this.adapter.getName(),
+      cause: reason,
+    })
+  }
+
+  /** What a send fails with: the abort when aborted, an AgentError as it is, anything else as an adapter error. */
+  toError(caught: unknown, signal: AbortSignal): AgentError {
+    if (signal.aborted) return this.abortedError(signal)
+    if (isAgentError(caught)) return caught
+    return new AdapterError(caught instanceof Error ? caught.message : String(caught), {
+      kind: 'unknown',
+      provider: this.adapter.getName(),
+      cause: caught,
+      retryable: false,
+    })
+  }
+
+  /**
+   * Takes in what another process stored since this object last looked: the session's metadata
+   * and the messages after the last one held. Only while this object has no write of its own
+   * pending (its own writes are newer than the store).
+   */
+  async refresh(): Promise<void> {
+    const persister = this.persister
+    if (persister === undefined || (this.queue !== undefined && !this.queue.idle)) return
+    const stored = await persister.getSession(this.id)
+    if (stored === null) {
+      throw new SessionStateError(`Session ${this.id} was deleted by another process.`, { state: 'deleted' })
+    }
+    this.data = { ...stored }
+    this.usage = { ...stored.tokenUsage }
+    await this.history.catchUp()
+  }
+
+  /** The end of a send with a lease: its writes become durable, then the lease is released. */
+  async endLease(): Promise<void> {
+    if (!this.lease?.isHeld) return
+    try {
+      await this.queue?.flush()
+    } catch {
+      // Not durable yet: keep the lease (it expires by itself) so no other process writes over a gap.
+      return
+    }
+    await this.lease.release()
+  }
+}
+
+/** Whether an error is the abort of a send. */
+export function isAbort(error: unknown): boolean {
+  return isAdapterError(error) && error.kind === 'aborted'
+}

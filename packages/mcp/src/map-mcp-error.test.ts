@@ -1,0 +1,47 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { describe, expect, it } from 'vitest'
+import { mapMcpError } from './map-mcp-error.js'
+
+describe('mapMcpError', () => {
+  const call = { server: 'srv', operation: 'call', tool: 'lookup' } as const
+
+  it('maps JSON-RPC errors by code', () => {
+    const timeout = mapMcpError(new McpError(ErrorCode.RequestTimeout, 'Request timed out'), call)
+    expect([timeout.code, timeout.retryable]).toEqual(['MCP_TIMEOUT', true])
+    const closed = mapMcpError(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), {
+      ...call,
+      stderr: 'panic: out of memory',
+    })
+    expect(closed.code).toBe('MCP_CONNECTION_LOST')
+    expect(closed.message).toBe(
+      'MCP tool "lookup" of server "srv" went away before it answered: Connection closed. Its last output on stderr: "panic: out of memory"',
+    )
+    const refused = mapMcpError(new McpError(ErrorCode.InvalidParams, 'Unknown tool: lookup'), call)
+    expect([refused.code, refused.message]).toEqual([
+      'MCP_REQUEST_FAILED',
+      'MCP tool "lookup" of server "srv" failed: Unknown tool: lookup',
+    ])
+    expect(refused.cause).toBeInstanceOf(McpError)
+  })
+
+  it('maps network failures of a call to MCP_CONNECTION_LOST', () => {
+    const fetchFailed = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }),
+    })
+    const lost = mapMcpError(fetchFailed, call)
+    expect([lost.code, lost.message]).toEqual([
+      'MCP_CONNECTION_LOST',
+      'MCP tool "lookup" of server "srv" could not be reached (ECONNREFUSED).',
+    ])
+  })
+
+  it('redacts configured secrets from every message', () => {
+    const error = mapMcpError(new Error('401 for token abcdef123 at https://h/?k=abcdef123'), {
+      ...call,
+      secrets: ['abcdef123'],
+    })
+    expect(error.message).toBe(
+      'MCP tool "lookup" of server "srv" failed: 401 for token *** at https://h/?k=***',
+    )
+  })
+})

@@ -1,0 +1,129 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { McpClientError, isMcpClientError } from './mcp-client-error.js'
+
+/** Where an error happened, for a message that says what to do. */
+export interface McpErrorContext {
+  /** The server's label (`name`, or the command / URL). */
+  server: string
+  /** `connect`: starting the server or the handshake; `list`: `tools/list`; `call`: a tool call. */
+  operation: 'connect' | 'list' | 'call'
+  /** The tool being called. */
+  tool?: string
+  /** The tail of the server's stderr (stdio servers), to show why it died. */
+  stderr?: string
+  /** Strings to redact from the message (header values, query parameters, env values). */
+  secrets?: readonly string[]
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+])
+
+/**
+ * Turns whatever the SDK, the child process or `fetch` threw into an {@link McpClientError} whose
+ * message says what failed and never contains a secret of the configuration.
+ */
+export function mapMcpError(error: unknown, context: McpErrorContext): McpClientError {
+  if (isMcpClientError(error)) return error
+  const mapped = classify(error, context)
+  const secrets = context.secrets ?? []
+  if (!secrets.some((secret) => mapped.message.includes(secret))) return mapped
+  let message = mapped.message
+  for (const secret of secrets) message = message.split(secret).join('***')
+  return new McpClientError(message, mapped.code, { cause: error })
+}
+
+function classify(error: unknown, context: McpErrorContext): McpClientError {
+  const what =
+    context.tool === undefined
+      ? `MCP server "${context.server}"`
+      : `MCP tool "${context.tool}" of server "${context.server}"`
+  const stderr = context.stderr ? ` Its last output on stderr: ${JSON.stringify(context.stderr)}` : ''
+  const options = { cause: error }
+
+  if (error instanceof McpError) {
+    const detail = error.message.replace(/^MCP error -?\d+: /, '')
+    if (error.code === ErrorCode.RequestTimeout) {
+      return new McpClientError(`${what} did not answer in time (${detail}).`, 'MCP_TIMEOUT', options)
+    }
+    if (error.code === ErrorCode.ConnectionClosed) {
+      return context.operation === 'connect'
+        ? new McpClientError(
+            `${what} closed the connection during the MCP handshake: ${detail}.${stderr}`,
+            'MCP_CONNECT_FAILED',
+            options,
+          )
+        : new McpClientError(
+            `${what} went away before it answered: ${detail}.${stderr}`,
+            'MCP_CONNECTION_LOST',
+            options,
+          )
+    }
+    return new McpClientError(`${what} failed: ${detail}`, 'MCP_REQUEST_FAILED', options)
+  }
+
+  if (error instanceof StreamableHTTPError) {
+    const status = error.code
+    const detail = error.message.replace(/^Streamable HTTP error: /, '')
+    if (status === 401 || status === 403) {
+      return new McpClientError(
+        `${what} refused the request with HTTP ${status}; check the headers (e.g. Authorization). ${detail}`,
+        context.operation === 'connect' ? 'MCP_CONNECT_FAILED' : 'MCP_REQUEST_FAILED',
+        options,
+      )
+    }
+    const code =
+      context.operation === 'connect'
+        ? 'MCP_CONNECT_FAILED'
+        : status !== undefined && status >= 500
+          ? 'MCP_CONNECTION_LOST'
+          : 'MCP_REQUEST_FAILED'
+    return new McpClientError(`${what} answered HTTP ${status ?? 'error'}: ${detail}`, code, options)
+  }
+
+  const systemCode = systemErrorCode(error)
+  if (context.operation === 'connect') {
+    const reason = systemCode === 'ENOENT' ? 'the command was not found (ENOENT)' : messageOf(error)
+    return new McpClientError(
+      `Could not start or reach ${what}: ${reason}.${stderr}`,
+      'MCP_CONNECT_FAILED',
+      options,
+    )
+  }
+  if (systemCode !== undefined && NETWORK_CODES.has(systemCode)) {
+    return new McpClientError(
+      `${what} could not be reached (${systemCode}).${stderr}`,
+      'MCP_CONNECTION_LOST',
+      options,
+    )
+  }
+  if (/not connected|connection closed|fetch failed/i.test(messageOf(error))) {
+    return new McpClientError(
+      `${what} is not reachable: ${messageOf(error)}.${stderr}`,
+      'MCP_CONNECTION_LOST',
+      options,
+    )
+  }
+  return new McpClientError(`${what} failed: ${messageOf(error)}`, 'MCP_REQUEST_FAILED', options)
+}
+
+/** The `code` of a Node system error, also when it is the `cause` of a `fetch` TypeError. */
+function systemErrorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string') return code
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
