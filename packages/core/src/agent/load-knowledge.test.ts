@@ -67,6 +67,37 @@ describe('knowledge', () => {
     expect((await persister.getSession(session.id))!.systemPrompt).toBe('You sell software.')
   })
 
+  it('a profile has its own knowledge and does not inherit the top level', async () => {
+    const billing = new ScriptedAdapter([textTurn('b')])
+    const adapter = new ScriptedAdapter([textTurn('d')])
+    const agent = createAgent(
+      {
+        workspace,
+        systemPrompt: 'Front desk.',
+        knowledge: ['faq.txt'],
+        agents: { billing: { adapter: billing, systemPrompt: 'Billing.', knowledge: ['docs/pricing.md'] } },
+      },
+      { adapter, persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    await session.send('hi')
+    await session.send('price?', { agent: 'billing' })
+    expect(adapter.calls[0]!.options.systemPrompt).toBe(
+      'Front desk.\n\n<knowledge name="faq.txt">\nRefunds take 5 days.\n</knowledge>',
+    )
+    expect(billing.calls[0]!.options.systemPrompt).toBe(
+      'Billing.\n\n<knowledge name="docs/pricing.md">\n# Pricing\nPro costs 20 EUR a month.\n\n</knowledge>',
+    )
+    const missing = createAgent(
+      { workspace, agents: { billing: { knowledge: ['nope.md'] } } },
+      { adapter: new ScriptedAdapter(), persister: new InMemoryPersister() },
+    )
+    await expect(missing.initialize()).rejects.toThrow(/Knowledge file 'nope\.md' does not exist/)
+    expect(() => createAgent({ agents: { billing: { knowledge: [''] } } })).toThrow(
+      /agents\.billing\.knowledge\[0\] must be a non-empty file path/,
+    )
+  })
+
   it('is the whole system prompt when there is none, and files are read once, in initialize()', async () => {
     const adapter = new ScriptedAdapter([textTurn('one'), textTurn('two')])
     const agent = createAgent(

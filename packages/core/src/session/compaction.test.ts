@@ -466,6 +466,79 @@ describe('compaction: repeated, manual, after a restart', () => {
   })
 })
 
+describe('compaction: profiles and forks', () => {
+  it('a profile compacts with its own settings and adapter; the default profile with the agent settings', async () => {
+    const main = new ScriptedAdapter([reply('d1', 500), reply('d2', 10)])
+    const cheap = new ScriptedAdapter([summaryTurn('BILLING SUMMARY')])
+    const billing = new ScriptedAdapter([reply('b1', 500), reply('b2', 10)])
+    const agent = createAgent(
+      {
+        compaction: { thresholdTokens: 100_000 },
+        agents: {
+          billing: {
+            adapter: billing,
+            model: 'billing-model',
+            compaction: { thresholdTokens: 100, keepRecentMessages: 1, adapter: cheap },
+          },
+        },
+      },
+      { adapter: main, persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    await session.send('u1')
+    await session.send('u2') // default profile: 500 < 100 000, no compaction
+    expect(cheap.calls).toHaveLength(0)
+    await session.send('u3', { agent: 'billing' }) // billing: d2 reported 10 — below 100
+    await session.send('u4', { agent: 'billing' }) // b1 reported 500 — past billing's 100
+    expect(cheap.calls).toHaveLength(1)
+    expect(shape(billing.calls[1]!.options.history)).toEqual(['system:summary'])
+    expect(billing.calls[1]!.options.model).toBe('billing-model')
+  })
+
+  it('compact() uses the profile the session continues with', async () => {
+    const cheap = new ScriptedAdapter([summaryTurn('S')])
+    const billing = new ScriptedAdapter([reply('b1', 10), reply('b2', 10)])
+    const agent = createAgent(
+      {
+        agents: {
+          billing: {
+            adapter: billing,
+            compaction: { thresholdTokens: 10_000, adapter: cheap, model: 'tiny' },
+          },
+        },
+      },
+      { adapter: new ScriptedAdapter([]), persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    await session.send('u1', { agent: 'billing' })
+    await session.send('u2') // continues with billing (activeAgent)
+    const summary = await session.compact({ keepRecentMessages: 1 })
+    expect(summary.compaction).toEqual({ throughSeq: 1 })
+    expect(cheap.calls[0]!.options.model).toBe('tiny')
+  })
+
+  it('fork() of a compacted session that holds only its latest part copies the whole conversation', async () => {
+    // Without leases, fork copies what the session object holds rather than a store snapshot.
+    const persister = new InMemoryPersister()
+    Object.assign(persister, { claimSession: undefined, releaseSession: undefined })
+    const { session } = await growingSession()
+    await session.send('u4') // compacts through seq 3
+    const first = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const copy = await first.createSession()
+    await first.close()
+    // Put the conversation in a store of its own and open it after a restart.
+    const stored = await session.getMessages()
+    for (const message of stored) await persister.saveMessage(copy.id, { ...message, sessionId: copy.id })
+    const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const reopened = (await second.getSession(copy.id))!
+    await reopened.getPending() // loads what the model needs: the summary on
+    const fork = await reopened.fork()
+    expect((await fork.getMessages()).map((m) => m.seq)).toEqual(stored.map((m) => m.seq))
+    await second.close()
+    expect((await persister.getMessages(fork.id)).map((m) => textOf(m))).toEqual(stored.map((m) => textOf(m)))
+  })
+})
+
 describe('compaction: failures', () => {
   it('a failing summariser leaves the send going on uncompacted, logs a warning and emits compaction-error; the next send tries again', async () => {
     const logger = silentLogger()
