@@ -305,7 +305,8 @@ export class JsonFilePersister {
         for (const job of batch) {
           try {
             const outcome = job.run(store)
-            const result = typeof outcome === 'object' && outcome !== null ? outcome : { changed: outcome === true }
+            const result =
+              typeof outcome === 'object' && outcome !== null ? outcome : { changed: outcome === true }
             changed = /** @type {{ changed: boolean }} */ (result).changed || changed
             values.push(/** @type {{ value?: unknown }} */ (result).value)
             applied.push(job)
@@ -361,7 +362,8 @@ function deleteTree(store, ids) {
   for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
     if (!store.delete(id)) continue
     deleted++
-    for (const stored of store.values()) if (stored.session.parentSessionId === id) pending.push(stored.session.id)
+    for (const stored of store.values())
+      if (stored.session.parentSessionId === id) pending.push(stored.session.id)
   }
   return deleted
 }

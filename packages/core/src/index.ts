@@ -37,6 +37,7 @@ export { estimateTokens } from './util/estimate-tokens.js'
 // Messages
 export type {
   AnyMessage,
+  MessageCompaction,
   ContentBlock,
   ImageBlock,
   JsonValue,
@@ -122,6 +123,7 @@ export { backoffDelay, DEFAULT_RETRY } from './retry/retry-options.js'
 // Helpers for persisters
 export { compareByActivity } from './persistence/in-memory-persister.js'
 export { cloneJson } from './persistence/json-copy.js'
+export { checkMessage } from './persistence/check-message.js'
 export {
   validateClaimArguments,
   validateDeleteSessionsQuery,

@@ -96,6 +96,7 @@ export function instrumentAgent(
     }),
     recordContent: options.recordContent === true,
     agentName: options.agentName,
+    configuredProvider: options.providerName,
     provider: () => provider ?? 'unknown',
     learnProvider: learn,
   }

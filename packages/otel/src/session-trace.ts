@@ -307,8 +307,10 @@ export class SessionTrace {
     this.#settleChat(undefined)
     const { tracer, recordContent } = this.#telemetry
     const model = stringOr(event.model, '')
+    // The configured name wins; otherwise the adapter of this request (profiles may differ).
     const provider =
-      typeof event.provider === 'string' ? providerNameOf(event.provider) : this.#telemetry.provider()
+      this.#telemetry.configuredProvider ??
+      (typeof event.provider === 'string' ? providerNameOf(event.provider) : this.#telemetry.provider())
     const agent = typeof event.agent === 'string' ? event.agent : undefined
     if (this.#model === undefined && model !== '') {
       this.#model = model

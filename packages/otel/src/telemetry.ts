@@ -10,6 +10,8 @@ export interface Telemetry {
   readonly recordContent: boolean
   /** `gen_ai.agent.name` given in the options, if any. */
   readonly agentName: string | undefined
+  /** `gen_ai.provider.name` given in the options: it wins over what events say. */
+  readonly configuredProvider: string | undefined
   /** The best known `gen_ai.provider.name` right now. */
   provider(): string
   /** Learns the provider from an adapter name seen in an event (e.g. an `AdapterError.provider`). */

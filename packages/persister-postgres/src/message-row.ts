@@ -64,8 +64,11 @@ const KNOWN_FIELDS: ReadonlySet<string> = new Set([
   'compaction',
 ])
 
-/** Builds the row of a message that `validateMessage` has checked and copied. */
-export function toMessageRow(message: AnyMessage): MessageRow {
+/**
+ * Builds the row of a message of session `sessionId` that `checkMessage` has checked. Serialises
+ * everything it keeps, so a caller that mutates the message afterwards changes nothing stored.
+ */
+export function toMessageRow(message: AnyMessage, sessionId: string = message.sessionId): MessageRow {
   if (message.incomplete !== undefined && typeof message.incomplete !== 'boolean') {
     throw new ValidationError('message.incomplete must be a boolean.')
   }
@@ -76,7 +79,7 @@ export function toMessageRow(message: AnyMessage): MessageRow {
     throw new ValidationError('message.metadata must be an object.')
   }
   const row: MessageRow = {
-    session_id: keyText(message.sessionId, 'sessionId'),
+    session_id: keyText(sessionId, 'sessionId'),
     id: keyText(message.id, 'message.id'),
     seq: message.seq,
     type: message.type,

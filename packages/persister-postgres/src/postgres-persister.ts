@@ -12,13 +12,13 @@ import type {
 } from '@agentx/core'
 import {
   backoffDelay,
+  checkMessage,
   ConfigurationError,
   NotFoundError,
   PersistenceError,
   validateClaimArguments,
   validateDeleteSessionsQuery,
   validateListQuery,
-  validateMessage,
   validateMessagesQuery,
   validateReleaseArguments,
   validateSessionData,
@@ -259,7 +259,8 @@ export class PostgresPersister implements AgentPersister {
 
   saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
     return this.#write('save a message', (settle) => {
-      const row = toMessageRow(validateMessage(sessionId, message))
+      // Checked without a deep copy: the row built now is the copy (serialised before this returns).
+      const row = toMessageRow(checkMessage(sessionId, message), sessionId)
       return {
         kind: 'message',
         row,

@@ -112,9 +112,11 @@ export function toMessageRow(sessionId: string, message: AnyMessage): MessageRow
     compaction: message.compaction === undefined ? null : JSON.stringify(message.compaction),
   }
   deriveToolColumns(message.content, row)
-  for (const key of Object.keys(message)) {
+  // for…in, not Object.keys: no array per message. `checkMessage` let only own keys through.
+  for (const key in message) {
+    if (KNOWN_FIELDS.has(key)) continue
     const value = (message as unknown as Record<string, unknown>)[key]
-    if (value !== undefined && !KNOWN_FIELDS.has(key)) extra.add(key, value)
+    if (value !== undefined) extra.add(key, value)
   }
   row.extra = extra.toJson()
   return row

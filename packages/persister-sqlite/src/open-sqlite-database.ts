@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path'
 import type { AnyMessage } from '@agentx/core'
 import { PersistenceError } from '@agentx/core'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { type CompiledQuery, Kysely, SqliteDialect } from 'kysely'
 import { checkNodeApi } from './check-node-api.js'
 import { mapSqliteError } from './map-sqlite-error.js'
 import {
@@ -14,6 +14,7 @@ import {
   type MessageRow,
 } from './message-row.js'
 import { SQLITE_MIGRATIONS } from './migrations/index.js'
+import { SESSION_READ_COLUMNS, type SessionReadRow, type SessionRow } from './session-row.js'
 import { runMigrations } from './migrations/run-migrations.js'
 import type { Database } from './sqlite-schema.js'
 
@@ -43,6 +44,14 @@ export interface SqliteConnection {
   ) => AnyMessage[]
   /** The lease statements, each one atomic statement (see {@link prepareLeases}). */
   readonly leases: SqliteLeases
+  /** Upserts a session row (the lease columns are left as they are). */
+  upsertSession(row: SessionRow): void
+  /** The row of session `id`, or `undefined`. */
+  selectSession(id: string): SessionReadRow | undefined
+  /** Deletes every message of a session. */
+  deleteMessages(sessionId: string): void
+  /** Runs a compiled query synchronously and returns its rows (statements are cached by SQL). */
+  all<Row>(query: CompiledQuery): Row[]
   /** Closes the connection (checkpointing the WAL). Idempotent. */
   close(): Promise<void>
 }
@@ -104,12 +113,27 @@ export function openSqliteDatabase(options: OpenSqliteDatabaseOptions): SqliteCo
     }
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
     runMigrations(database, kysely, SQLITE_MIGRATIONS, filename)
+    // Statements are prepared on first use: opening a file (the agent's initialize()) pays only
+    // for what it runs.
+    let writeMessages: SqliteConnection['writeMessages'] | undefined
+    let readMessages: SqliteConnection['readMessages'] | undefined
+    let leases: SqliteLeases | undefined
     return {
       database,
       kysely,
-      writeMessages: prepareWriteMessages(database, kysely),
-      readMessages: prepareReadMessages(database, kysely),
-      leases: prepareLeases(database),
+      writeMessages: (rows) => {
+        writeMessages ??= prepareWriteMessages(database, kysely)
+        return writeMessages(rows)
+      },
+      readMessages: (sessionId, afterSeq, beforeSeq, limit, fromEnd) => {
+        readMessages ??= prepareReadMessages(database, kysely)
+        return readMessages(sessionId, afterSeq, beforeSeq, limit, fromEnd)
+      },
+      get leases() {
+        leases ??= prepareLeases(database)
+        return leases
+      },
+      ...prepareSessionStatements(database, kysely),
       async close() {
         // Kysely closes the database only if it ever used it; close it here otherwise.
         await kysely.destroy()
@@ -253,42 +277,90 @@ export interface SqliteLeases {
  * machine's clock (`Date.now()`), which every process on one file shares.
  */
 function prepareLeases(database: BetterSqlite3.Database): SqliteLeases {
-  const claim = database.prepare(
-    `update sessions set lease_owner = @owner, lease_expires_at = @now + @ttl
-where id = @id and (lease_owner is null or lease_owner = @owner or lease_expires_at <= @now) returning 1`,
-  )
-  const exists = database.prepare('select 1 from sessions where id = ?').pluck(true)
-  const release = database.prepare(
-    'update sessions set lease_owner = null, lease_expires_at = null where id = ? and lease_owner = ?',
-  )
-  const interrupt = (scope: string) =>
-    database.prepare(
-      `update sessions set state = 'interrupted' where state = 'active' and (lease_owner is null or lease_expires_at <= ?)${scope}`,
-    )
-  const interruptAll = interrupt('')
-  const interruptUser = interrupt(' and user_id = ?')
-  const interruptApp = interrupt(' and app_name = ?')
-  const interruptUserApp = interrupt(' and user_id = ? and app_name = ?')
+  // Each statement is prepared on its first use: start-up runs only one of them.
+  const statements = new Map<string, BetterSqlite3.Statement>()
+  const statement = (text: string): BetterSqlite3.Statement => {
+    let prepared = statements.get(text)
+    if (prepared === undefined) {
+      prepared = database.prepare(text)
+      statements.set(text, prepared)
+    }
+    return prepared
+  }
+  const claim = `update sessions set lease_owner = @owner, lease_expires_at = @now + @ttl
+where id = @id and (lease_owner is null or lease_owner = @owner or lease_expires_at <= @now) returning 1`
   return {
     claim(id, owner, ttlMs) {
       const now = Date.now()
-      if (claim.get({ owner, id, now, ttl: ttlMs }) !== undefined) return true
-      return exists.get(id) === undefined ? undefined : false
+      if (statement(claim).get({ owner, id, now, ttl: ttlMs }) !== undefined) return true
+      return statement('select 1 from sessions where id = ?').get(id) === undefined ? undefined : false
     },
     release(id, owner) {
-      release.run(id, owner)
+      statement(
+        'update sessions set lease_owner = null, lease_expires_at = null where id = ? and lease_owner = ?',
+      ).run(id, owner)
     },
     markInterrupted(userId, appName) {
-      const now = Date.now()
-      const statement =
-        userId === undefined
-          ? appName === undefined
-            ? interruptAll.run(now)
-            : interruptApp.run(now, appName)
-          : appName === undefined
-            ? interruptUser.run(now, userId)
-            : interruptUserApp.run(now, userId, appName)
-      return statement.changes
+      const scope = [
+        userId === undefined ? '' : ' and user_id = ?',
+        appName === undefined ? '' : ' and app_name = ?',
+      ]
+      const text = `update sessions set state = 'interrupted' where state = 'active' and (lease_owner is null or lease_expires_at <= ?)${scope.join('')}`
+      const values = [
+        Date.now(),
+        ...(userId === undefined ? [] : [userId]),
+        ...(appName === undefined ? [] : [appName]),
+      ]
+      return statement(text).run(...values).changes
+    },
+  }
+}
+
+/** Session writes and reads as cached prepared statements, compiled by Kysely once (lazily). */
+function prepareSessionStatements(
+  database: BetterSqlite3.Database,
+  kysely: Kysely<Database>,
+): Pick<SqliteConnection, 'upsertSession' | 'selectSession' | 'deleteMessages' | 'all'> {
+  const cache = new Map<string, BetterSqlite3.Statement>()
+  const statement = (text: string): BetterSqlite3.Statement => {
+    let prepared = cache.get(text)
+    if (prepared === undefined) {
+      prepared = database.prepare(text)
+      cache.set(text, prepared)
+    }
+    return prepared
+  }
+  let upsert: { text: string; columns: readonly (keyof SessionRow)[] } | undefined
+  let select: string | undefined
+  return {
+    upsertSession(row) {
+      // Compiled from the first row: every row has the same columns, in the same order.
+      upsert ??= (() => {
+        const columns = Object.keys(row) as (keyof SessionRow)[]
+        const text = kysely
+          .insertInto('sessions')
+          .values(row)
+          .onConflict((conflict) =>
+            conflict.column('id').doUpdateSet((eb) => {
+              const set: Record<string, unknown> = {}
+              for (const column of columns) if (column !== 'id') set[column] = eb.ref(`excluded.${column}`)
+              return set as Partial<SessionRow>
+            }),
+          )
+          .compile().sql
+        return { text, columns }
+      })()
+      statement(upsert.text).run(...upsert.columns.map((column) => row[column]))
+    },
+    selectSession(id) {
+      select ??= kysely.selectFrom('sessions').select(SESSION_READ_COLUMNS).where('id', '=', id).compile().sql
+      return statement(select).get(id) as SessionReadRow | undefined
+    },
+    deleteMessages(sessionId) {
+      statement('delete from messages where session_id = ?').run(sessionId)
+    },
+    all<Row>(query: CompiledQuery): Row[] {
+      return statement(query.sql).all(...(query.parameters as unknown[])) as Row[]
     },
   }
 }

@@ -1,14 +1,19 @@
-import type { AnyMessage } from '@agentx/core'
-import { validateMessage } from '@agentx/core'
+import type { AnyMessage } from '../contracts/messages.js'
+import { validateMessage } from './validate.js'
 
 /** Deeper than this, a value is left to the copying path of `validateMessage` (cycle-safe). */
 const MAX_FAST_DEPTH = 64
 
 const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(['user', 'agent', 'tool', 'system'])
 
+/** A valid ISO-8601 UTC timestamp as core writes them: checked without `Date.parse` (the common case). */
+const ISO_UTC =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z$/
+
 /**
- * Checks a message before `saveMessage` serialises it, with the rules of `validateMessage` from
- * `@agentx/core`, and returns the message to store.
+ * Checks a message before a persister's `saveMessage` serialises it, with the rules of
+ * {@link validateMessage}, and returns the message to store: the fast path of persisters that
+ * serialise a message before `saveMessage` returns (SQLite, PostgreSQL).
  *
  * A message that is plainly valid (the usual case: plain objects, arrays, strings, finite numbers,
  * booleans and `null`, every rule of `validateMessage` met) is returned as it is: the persister
@@ -16,7 +21,9 @@ const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(['user', 'agent', 'tool', 's
  * was about a fifth of the cost of saving a ~1 KB message. Anything else (a `Date`, a class
  * instance, a function, `undefined` in an array, a non-finite number, a very deep or cyclic
  * value, any broken rule) goes through `validateMessage` itself, which converts it or rejects it
- * with its `ValidationError`. So this check can only be stricter than core's, never looser.
+ * with its `ValidationError`. So this check can only be stricter than `validateMessage`, never
+ * looser. A persister that keeps the object itself (like `InMemoryPersister`) needs the copy of
+ * `validateMessage` instead.
  */
 export function checkMessage(sessionId: string, message: AnyMessage): AnyMessage {
   return isPlainlyValid(sessionId, message) ? message : validateMessage(sessionId, message)
@@ -28,7 +35,8 @@ function isPlainlyValid(sessionId: unknown, message: unknown): boolean {
   const { id, seq, type, content, timestamp } = message as Partial<AnyMessage>
   if (typeof id !== 'string' || id.length === 0) return false
   if (!Number.isSafeInteger(seq) || (seq as number) < 0 || !MESSAGE_TYPES.has(type)) return false
-  if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) return false
+  if (typeof timestamp !== 'string' || !(ISO_UTC.test(timestamp) || !Number.isNaN(Date.parse(timestamp))))
+    return false
   if (typeof content !== 'string' && !Array.isArray(content)) return false
   const { agentName, compaction } = message as Partial<AnyMessage>
   if (agentName !== undefined && typeof agentName !== 'string') return false

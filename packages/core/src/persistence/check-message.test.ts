@@ -1,7 +1,7 @@
-import type { AnyMessage } from '@agentx/core'
-import { validateMessage } from '@agentx/core'
 import { describe, expect, it } from 'vitest'
+import type { AnyMessage } from '../contracts/messages.js'
 import { checkMessage } from './check-message.js'
+import { validateMessage } from './validate.js'
 
 function message(overrides: Record<string, unknown> = {}): AnyMessage {
   return {
