@@ -146,3 +146,54 @@ const reads = await historyReads(10_000)
 console.log(
   `10 000-message session: full getMessages() ${reads.full.toFixed(1)} ms (the persister alone: ${reads.store.toFixed(1)} ms); latest 100: ${reads.latest.toFixed(2)} ms`,
 )
+
+// --- Long conversations: hydrate + first request of a stored session with a compaction summary.
+// A session loads the latest summary and what follows it (what the model needs), so the cost must
+// not depend on how long the conversation was before the compaction point.
+async function compactedSession(count, summaryAt) {
+  const persister = new InMemoryPersister()
+  const now = new Date().toISOString()
+  await persister.saveSession({ id: 'c', summary: '', createdAt: now, lastActivity: now, state: 'idle', tokenUsage: usage(0, 0) })
+  for (let seq = 0; seq < count; seq++) {
+    const message =
+      seq === summaryAt
+        ? { id: `c-${seq}`, sessionId: 'c', seq, type: 'system', content: [{ type: 'text', text: 'summary '.repeat(100) }], timestamp: now, compaction: { throughSeq: summaryAt - 9 } }
+        : { id: `c-${seq}`, sessionId: 'c', seq, type: seq % 2 ? 'agent' : 'user', content: [{ type: 'text', text: 'y'.repeat(200) }], timestamp: now }
+    await persister.saveMessage('c', message)
+  }
+  return persister
+}
+
+/** getSession + the first send (its model request included), on a fresh agent each round; the median. */
+async function hydrateAndFirstRequest(persister, rounds) {
+  const reply = textTurn('ok', { usage: usage(10, 5) })
+  const times = []
+  let sent = 0
+  for (let round = 0; round < rounds + 1; round++) {
+    const adapter = {
+      getName: () => 'bench',
+      async *stream(_prompt, options) {
+        sent = options.history.length
+        yield* reply
+      },
+    }
+    const agent = createAgent({}, { adapter, persister })
+    await agent.initialize()
+    const start = hr()
+    await (await agent.getSession('c')).send('next')
+    if (round > 0) times.push(hr() - start) // round 0 warms up
+    await agent.close()
+  }
+  return { ms: times.sort((a, b) => a - b)[Math.floor(times.length / 2)], sent }
+}
+
+for (const [label, count, summaryAt] of [
+  ['100 000 messages, summary 30 from the end', 100_000, 100_000 - 30],
+  ['  1 000 messages, summary 30 from the end', 1_000, 1_000 - 30],
+  ['100 000 messages, summary at seq 20       ', 100_000, 20],
+  ['100 000 messages, never compacted         ', 100_000, -1],
+]) {
+  const persister = await compactedSession(count, summaryAt)
+  const { ms, sent } = await hydrateAndFirstRequest(persister, 5)
+  console.log(`hydrate + first request, ${label}: ${ms.toFixed(2)} ms (${sent} messages sent to the model)`)
+}

@@ -28,6 +28,12 @@ export type { SessionState } from './contracts/session-state.js'
 export { canTransition, SESSION_TRANSITIONS } from './session/session-state.js'
 export type { Durability, WriteRetryOptions } from './session/session-runtime-options.js'
 
+// Long conversations: compaction, knowledge, token estimates
+export type { CompactionOptions, CompactOptions } from './session/compaction.js'
+export { DEFAULT_COMPACTION_INSTRUCTIONS } from './session/compaction.js'
+export type { KnowledgeEntry } from './agent/load-knowledge.js'
+export { estimateTokens } from './util/estimate-tokens.js'
+
 // Messages
 export type {
   AnyMessage,

@@ -6,6 +6,8 @@ import type { RetryOptions } from '../retry/retry-options.js'
 import type { Durability, WriteRetryOptions } from '../session/session-runtime-options.js'
 import type { AgentProfile } from './agent-profile.js'
 import type { RetentionOptions } from './prune-sessions.js'
+import type { CompactionOptions } from '../session/compaction.js'
+import type { KnowledgeEntry } from './load-knowledge.js'
 import type { SessionCacheOptions } from './session-cache.js'
 import type { Tool } from '../tools/tool.js'
 import type { Logger } from '../util/logger.js'
@@ -55,6 +57,19 @@ export interface AgentConfig {
    */
   retention?: RetentionOptions
   /**
+   * Compacts long conversations (DESIGN §10.4): before a model request whose input would pass
+   * `thresholdTokens`, everything but the latest `keepRecentMessages` messages is summarised by
+   * `adapter` (default: the session's) and the model sees the summary instead. Default is none.
+   */
+  compaction?: CompactionOptions
+  /**
+   * Reference texts appended to the system prompt of every model request as named sections:
+   * file paths relative to `workspace` (read once in `initialize()`, which fails with a
+   * `ConfigurationError` naming a missing or unreadable file) or `{ name, text }`. At most 1 MB
+   * in total. Default is none.
+   */
+  knowledge?: KnowledgeEntry[]
+  /**
    * Named profiles sharing each session's conversation (DESIGN §10.3): `send(…, { agent })` picks
    * one, `handoffs` let one hand over to another, `agentTool(name)` runs one in a child session.
    * The top-level config is the profile `default`. With profiles, every agent message carries
@@ -100,6 +115,11 @@ export interface CreateSessionOptions {
   metadata?: Record<string, unknown>
   /** Tools of this session (kept in memory; they win over the agent's by name). */
   tools?: Tool[]
+  /**
+   * Compaction of this session instead of the agent's `compaction` (kept in memory like `tools`:
+   * a session loaded again later runs with the agent's). Default is the agent's.
+   */
+  compaction?: CompactionOptions
   cwd?: string
 }
 

@@ -18,6 +18,7 @@ import {
   startRetention,
 } from './prune-sessions.js'
 import { uuidv7 } from '../util/uuid-v7.js'
+import { loadKnowledge, renderKnowledge } from './load-knowledge.js'
 import { validateContent, validateSendOptions } from '../session/validate-input.js'
 import { isInScope, narrowScope, scopeFields } from './agent-scope.js'
 
@@ -158,7 +159,7 @@ export class AgentCore implements Agent {
     content: string | ContentBlock[],
     options: CreateSessionOptions & SendOptions = {},
   ): Promise<Session> {
-    const { id, summary, metadata, cwd, tools, ...sendOptions } = options
+    const { id, summary, metadata, cwd, tools, compaction, ...sendOptions } = options
     const create: CreateSessionOptions = {}
     if (id !== undefined) create.id = id
     if (options.model !== undefined) create.model = options.model
@@ -167,6 +168,7 @@ export class AgentCore implements Agent {
     if (metadata !== undefined) create.metadata = metadata
     if (cwd !== undefined) create.cwd = cwd
     if (tools !== undefined) create.tools = tools
+    if (compaction !== undefined) create.compaction = compaction
     // Check the send's content and options before a session is created for it.
     validateContent(content)
     validateSendOptions(sendOptions)
@@ -257,8 +259,22 @@ export class AgentCore implements Agent {
       runtime.owner = shared.owner
       if (config.leaseTtlMs !== undefined) runtime.leaseTtlMs = config.leaseTtlMs
       if (deps.logger !== undefined) runtime.logger = deps.logger
+      if (config.compaction !== undefined) runtime.compaction = config.compaction
+      if (config.knowledge !== undefined) {
+        const knowledge = renderKnowledge(
+          await loadKnowledge(config.knowledge, config.workspace ?? process.cwd()),
+        )
+        if (knowledge !== undefined) runtime.knowledge = knowledge
+      }
       if (config.agents !== undefined) {
         runtime.profiles = resolveProfiles(config.agents, runtime.tools)
+        // Each profile's own knowledge (a profile does not inherit the top level's).
+        for (const [name, profile] of runtime.profiles) {
+          const entries = name === 'default' ? undefined : config.agents[name]?.knowledge
+          if (entries === undefined) continue
+          const knowledge = renderKnowledge(await loadKnowledge(entries, config.workspace ?? process.cwd()))
+          if (knowledge !== undefined) profile.knowledge = knowledge
+        }
         // The default profile's tools, with agent tools described from their profiles.
         runtime.tools = [...(runtime.profiles.get('default')?.tools ?? runtime.tools)]
       }

@@ -2,6 +2,7 @@ import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { DEFAULT_PROFILE, type SessionProfile } from '../session/session-profile.js'
 import { agentToolProfile } from '../tools/agent-tool.js'
+import type { CompactionOptions } from '../session/compaction.js'
 import type { Tool } from '../tools/tool.js'
 
 /**
@@ -21,6 +22,11 @@ export interface AgentProfile {
   adapter?: AgentAdapter
   /** Texts or files (relative to `workspace`) appended to the system prompt. */
   knowledge?: Array<string | { name: string; text: string }>
+  /**
+   * This profile's compaction settings (its model may have another context window). Default is
+   * the session's or the agent's `compaction`.
+   */
+  compaction?: CompactionOptions
   /** Profiles this one may hand the conversation to: each becomes a `transfer_to_<name>` tool. */
   handoffs?: string[]
 }
@@ -86,6 +92,7 @@ export function resolveProfiles(
     if (profile.model !== undefined) resolved.model = profile.model
     if (profile.systemPrompt !== undefined) resolved.systemPrompt = profile.systemPrompt
     if (profile.adapter !== undefined) resolved.adapter = profile.adapter
+    if (profile.compaction !== undefined) resolved.compaction = profile.compaction
     profiles.set(name, resolved)
   }
   add(DEFAULT_PROFILE, defaults ?? {}, topLevelTools)

@@ -8,7 +8,6 @@ import type { Session } from '../session/session.js'
 import type { ChildInit } from '../session/subagents.js'
 import type { SessionEvent } from '../session/session-events.js'
 import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
-import type { Tool } from '../tools/tool.js'
 import { emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
 import { withRetry } from '../util/with-retry.js'
@@ -91,7 +90,7 @@ export class SessionManager {
       Object.assign(data, scopeFields(scope))
       if (options.metadata !== undefined) data.metadata = cloneJson(options.metadata, 'metadata')
       await withRetry(() => persister.saveSession(data))
-      return this.#adopt(data, [], options.tools)
+      return this.#adopt(data, [], options)
     } finally {
       if (chosen !== undefined) this.#creating.delete(chosen)
     }
@@ -226,11 +225,17 @@ export class SessionManager {
     await Promise.all(sessions.map((session) => session.whenSettled?.()))
   }
 
-  #adopt(data: SessionData, messages: AnyMessage[] | undefined, tools?: Tool[]): ManagedSession {
+  #adopt(
+    data: SessionData,
+    messages: AnyMessage[] | undefined,
+    created?: Pick<CreateSessionOptions, 'tools' | 'compaction'>,
+  ): ManagedSession {
     const { factory, adapter, runtime, persister, isClosed, onEvent } = this.#options
-    const options: SessionRuntimeOptions = tools?.length
+    const tools = created?.tools
+    let options: SessionRuntimeOptions = tools?.length
       ? { ...runtime, tools: [...runtime.tools, ...tools] }
       : runtime
+    if (created?.compaction !== undefined) options = { ...options, compaction: created.compaction }
     const session: ManagedSession = factory.createSession({
       data,
       adapter,
@@ -238,8 +243,8 @@ export class SessionManager {
       persister,
       ...(messages === undefined ? {} : { messages }),
       ...(isClosed === undefined ? {} : { isClosed }),
-      // A fork goes through the cache too, and keeps this session's own tools.
-      openSession: (forkData, forkMessages) => this.#adopt(forkData, forkMessages, tools),
+      // A fork goes through the cache too, and keeps this session's own tools and compaction.
+      openSession: (forkData, forkMessages) => this.#adopt(forkData, forkMessages, created),
     })
     this.#cache.add(session)
     const source = { id: data.id }

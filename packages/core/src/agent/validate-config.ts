@@ -1,6 +1,8 @@
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { describe, isPlainObject, rejectUnknownKeys, validateTools } from '../session/validate-input.js'
+import { validateCompactionOptions } from '../session/compaction.js'
+import { validateKnowledge } from './load-knowledge.js'
 import type { Tool } from '../tools/tool.js'
 import { SESSION_TRANSITIONS } from '../session/session-state.js'
 import type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
@@ -20,6 +22,8 @@ const CONFIG_KEYS = [
   'writeRetry',
   'leaseTtlMs',
   'retention',
+  'compaction',
+  'knowledge',
   'agents',
   'sessionCache',
 ] as const satisfies ReadonlyArray<keyof AgentConfig>
@@ -36,6 +40,7 @@ const CREATE_SESSION_KEYS = [
   'metadata',
   'tools',
   'cwd',
+  'compaction',
 ] as const satisfies ReadonlyArray<keyof CreateSessionOptions>
 const GET_SESSIONS_KEYS = [
   'limit',
@@ -93,6 +98,8 @@ export function validateAgentConfig(config: unknown): asserts config is AgentCon
     maxDelayMs: 0,
   })
   if (value.tools !== undefined) validateTools(value.tools, 'tools', configError)
+  if (value.compaction !== undefined) validateCompactionOptions(value.compaction, 'compaction', configError)
+  if (value.knowledge !== undefined) validateKnowledge(value.knowledge, 'knowledge', configError)
   if (value.agents !== undefined) {
     validateProfiles(value.agents)
     resolveProfiles(value.agents as Record<string, AgentProfile>, (value.tools as Tool[] | undefined) ?? [])
@@ -106,6 +113,7 @@ const PROFILE_KEYS = [
   'tools',
   'adapter',
   'knowledge',
+  'compaction',
   'handoffs',
 ] as const
 
@@ -136,8 +144,9 @@ function validateProfiles(agents: unknown): void {
     ) {
       throw configError(`${at}.handoffs must be an array of profile names.`)
     }
-    if (profile.knowledge !== undefined && !Array.isArray(profile.knowledge)) {
-      throw configError(`${at}.knowledge must be an array of file paths or { name, text } entries.`)
+    if (profile.knowledge !== undefined) validateKnowledge(profile.knowledge, `${at}.knowledge`, configError)
+    if (profile.compaction !== undefined) {
+      validateCompactionOptions(profile.compaction, `${at}.compaction`, configError)
     }
   }
 }
@@ -186,6 +195,8 @@ export function validateCreateSessionOptions(options: unknown): asserts options 
     throw validationError('metadata must be an object.')
   }
   if (value.tools !== undefined) validateTools(value.tools, 'tools', validationError)
+  if (value.compaction !== undefined)
+    validateCompactionOptions(value.compaction, 'compaction', validationError)
 }
 
 /**

@@ -77,7 +77,10 @@ export async function findWaitingBatch(
   tools: Map<string, Tool>,
   context: { sessionId: string; signal: AbortSignal; children?: ChildSessions | undefined },
 ): Promise<WaitingBatch | undefined> {
-  const last = messages[messages.length - 1]
+  // A compaction summary written while waiting (`session.compact()`) does not answer the calls.
+  let end = messages.length - 1
+  while (end >= 0 && messages[end]!.compaction !== undefined) end--
+  const last = messages[end]
   if (last === undefined || last.type !== 'agent' || last.incomplete) return undefined
   const calls = toolCallsOf(last)
   if (calls.length === 0) return undefined

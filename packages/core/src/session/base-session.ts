@@ -34,6 +34,9 @@ import {
   validateSessionUpdate,
 } from './session-update.js'
 import { mergeTools } from './tool-step.js'
+import { type CompactOptions, compactNow, validateCompactOptions } from './compaction.js'
+import type { SessionProfile } from './session-profile.js'
+import { ValidationError } from '../errors/validation-error.js'
 
 /**
  * The kernel's session: the public methods of {@link Session}. The send flow itself is a loop of
@@ -200,7 +203,8 @@ export class BaseSession implements Session {
       if (stored === null) throw deletedElsewhere(this.id)
       source = stored
     } else {
-      source = { data: this.toSessionData(), history: await core.history.load() }
+      // The whole conversation: a compacted session holds only what follows its latest summary.
+      source = { data: this.toSessionData(), history: await core.history.page() }
     }
     const plan = await planFork(source.data, source.history, checked, mergeTools(this.options.tools))
     if (this.persister) await writeFork(this.persister, plan)
@@ -229,6 +233,25 @@ export class BaseSession implements Session {
     const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
     const batch = await waitingBatch(core, tools, new AbortController().signal)
     return batch?.pending ?? []
+  }
+
+  compact(options?: CompactOptions): Promise<AnyMessage> {
+    const core = this.#core
+    let run: SendRun
+    let keep: number | undefined
+    let profile: SessionProfile
+    try {
+      core.assertUsable()
+      if (core.run) throw new SessionBusyError(this.id)
+      const checked = validateCompactOptions(options, (message) => new ValidationError(message))
+      keep = checked.keepRecentMessages
+      // The profile the next send continues with: its adapter, model and compaction settings.
+      profile = profileFor(core, core.data.activeAgent)
+      run = this.#newRun({ kind: 'compact' }, checked.signal ? { signal: checked.signal } : {}, undefined)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return this.#start(run, () => compactNow(core, run, profile, keep))
   }
 
   async getMessages(query?: MessagesQuery): Promise<AnyMessage[]> {
@@ -383,13 +406,15 @@ export class BaseSession implements Session {
     return run
   }
 
-  #start(run: SendRun): Promise<SendResult> {
+  #start(run: SendRun): Promise<SendResult>
+  #start<T>(run: SendRun, body: () => Promise<T>): Promise<T>
+  #start(run: SendRun, body?: () => Promise<unknown>): Promise<unknown> {
     const core = this.#core
     const external = run.options.signal
     const onExternalAbort = (): void => this.abort()
     if (external?.aborted) this.abort()
     else external?.addEventListener('abort', onExternalAbort, { once: true })
-    const running = runSend(core, run, this.#hooks).finally(async () => {
+    const running = (body ?? (() => runSend(core, run, this.#hooks)))().finally(async () => {
       external?.removeEventListener('abort', onExternalAbort)
       await core.endLease()
       core.run = undefined

@@ -21,8 +21,10 @@ export function continuationForRetry(messages: readonly AnyMessage[]): Continuat
       break
     }
   }
-  if (user === -1) return undefined
-  let continuation: Continuation = { prompt: messages[user]!.content, historyEnd: user }
+  // A compacted session holds only the messages after its summary (DESIGN §10.4): when the user
+  // message was summarised, the exchange goes on from the last tool results held.
+  let continuation: Continuation | undefined =
+    user === -1 ? undefined : { prompt: messages[user]!.content, historyEnd: user }
   for (let i = user + 1; i < messages.length; i++) {
     const message = messages[i]!
     if (message.type === 'tool') continuation = { prompt: message.content, historyEnd: i }

@@ -15,6 +15,7 @@ import {
 } from './approvals.js'
 import { type Continuation, continuationForRetry } from './continuation.js'
 import { handoffTarget } from './handoffs.js'
+import { compactBeforeRequest, compactionFor } from './compaction.js'
 import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
 import { partialAgentName, profileFor, stampAgentName, streamOptionsFor, toolsFor } from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
@@ -68,14 +69,19 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     let pending: PendingToolCall[] = 'waiting' in opening ? opening.waiting : []
     for (let step = 1; pending.length === 0; step++) {
       context.adapter = profile.adapter ?? core.adapter
-      const streamOptions = streamOptionsFor(core, {
+      const request = { historyEnd, tools, options, signal, profile, adapter: context.adapter }
+      let streamOptions = streamOptionsFor(core, request)
+      const summary = await compactBeforeRequest(core, run, {
+        prompt,
         historyEnd,
-        tools,
-        options,
-        signal,
-        profile,
+        request: streamOptions,
         adapter: context.adapter,
+        settings: compactionFor(core, profile),
       })
+      if (summary !== undefined) {
+        if (summary.usage) sendUsage = addUsage(sendUsage, summary.usage)
+        streamOptions = streamOptionsFor(core, request)
+      }
       emit({
         type: 'step-start',
         step,

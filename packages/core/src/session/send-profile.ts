@@ -3,7 +3,8 @@ import type { AnyMessage } from '../contracts/messages.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { toJsonSchema } from '../tools/schema.js'
 import type { Tool } from '../tools/tool.js'
-import { historyForModel } from './continuation.js'
+import { withKnowledge } from '../agent/load-knowledge.js'
+import { historyWithCompaction } from './compaction.js'
 import { handoffTools } from './handoffs.js'
 import type { SendOptions } from './session.js'
 import type { SessionCore } from './session-core.js'
@@ -65,10 +66,13 @@ export function streamOptionsFor(
   const isDefault = profile.name === DEFAULT_PROFILE
   const streamOptions: AdapterStreamOptions = {
     model: options.model ?? (isDefault ? undefined : profile.model) ?? core.model,
-    history: historyForModel(core.history.messages, historyEnd),
+    history: historyWithCompaction(core.history.messages, historyEnd),
     signal,
   }
-  const systemPrompt = options.systemPrompt ?? (isDefault ? core.systemPrompt : profile.systemPrompt)
+  const systemPrompt = withKnowledge(
+    options.systemPrompt ?? (isDefault ? core.systemPrompt : profile.systemPrompt),
+    isDefault ? core.options.knowledge : profile.knowledge,
+  )
   if (systemPrompt !== undefined) streamOptions.systemPrompt = systemPrompt
   if (tools.size > 0) {
     streamOptions.tools = [...tools.values()].map(({ name, description, inputSchema }) => ({

@@ -21,12 +21,14 @@ import { WriteQueue } from './write-queue.js'
 
 /** One running send: its input, its signal, where its events go and what it persisted. */
 export interface SendRun {
-  input: SendInput | { kind: 'retry' }
+  input: SendInput | { kind: 'retry' } | { kind: 'compact' }
   options: SendOptions
   controller: AbortController
   sink: EventStream<SessionEvent> | undefined
   emit(event: SessionEvent): void
   produced: AnyMessage[]
+  /** An automatic compaction failed in this send: no other is tried until the next send (compaction.ts). */
+  compactionFailed?: boolean
 }
 
 /**

@@ -48,6 +48,17 @@ export type SessionEvent =
   | { type: 'step-start'; step: number; agent: string; model: string; provider: string }
   /** After each model request, also a failed one (`stopReason` `'error'` or `'aborted'`, no usage). */
   | { type: 'step-finish'; step: number; usage?: TokenUsage; stopReason: StopReason | undefined }
+  /**
+   * The conversation was compacted (DESIGN §10.4): `message` is the persisted summary, a `system`
+   * message with `compaction: { throughSeq }` and the summariser's `usage` (it is also shown by a
+   * `message` event just before).
+   */
+  | { type: 'compaction'; message: AnyMessage }
+  /**
+   * An automatic compaction failed (the summariser's error): the send goes on uncompacted, with
+   * the whole history, and tries no other compaction; the next send tries again.
+   */
+  | { type: 'compaction-error'; error: AgentError }
 
 /** A listener of {@link SessionEvent}s. */
 export type SessionListener = (event: SessionEvent) => void

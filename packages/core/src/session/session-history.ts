@@ -3,6 +3,8 @@ import type { AnyMessage } from '../contracts/messages.js'
 import { ValidationError } from '../errors/validation-error.js'
 
 const PAGE_SIZE = 1000
+/** The first page read backwards when a session loads: most sessions fit, and a compacted one finds its summary in it. */
+const FIRST_PAGE = 128
 
 /** A page request of `session.getMessages(query)`. */
 export interface MessagesQuery {
@@ -19,12 +21,20 @@ export interface MessagesQuery {
  * page at a time), in seq order, and immutable — every message is deeply frozen when it enters,
  * so the same objects can be shown to listeners, returned to callers and sent to the adapter
  * without a copy.
+ *
+ * A compacted session (DESIGN §10.4) is held **partially**: loading reads the store backwards
+ * from the latest message until it meets the latest compaction summary and the messages after
+ * its `throughSeq` — what the model needs — so its cost does not depend on how long the
+ * conversation was before that point. Older messages stay in the store and {@link page} reads
+ * them from there on demand.
  */
 export class SessionHistory {
   readonly #persister: AgentPersister | undefined
   readonly #sessionId: string
   #messages: AnyMessage[] | undefined
-  #loading: Promise<AnyMessage[]> | undefined
+  /** The first seq held in memory: messages before it are only in the store (`0`: all held). */
+  #from = 0
+  #loading: Promise<{ messages: AnyMessage[]; from: number }> | undefined
 
   constructor(persister: AgentPersister | undefined, sessionId: string, messages?: AnyMessage[]) {
     this.#persister = persister
@@ -33,25 +43,40 @@ export class SessionHistory {
     else if (persister === undefined) this.#messages = []
   }
 
-  /** Whether the whole history is in memory. */
+  /** Whether the history (or, for a compacted session, what the model needs of it) is in memory. */
   get loaded(): boolean {
     return this.#messages !== undefined
   }
 
-  /** The whole history (loads it on first use). The array is the kernel's own: do not change it. */
+  /**
+   * The first seq held in memory: `0` when the whole history is held, otherwise the first message
+   * after the latest compaction's `throughSeq` (earlier ones are read from the store on demand).
+   */
+  get heldFrom(): number {
+    return this.#from
+  }
+
+  /**
+   * What the kernel needs in memory (loads it on first use): the whole history, or — for a
+   * compacted session — the messages after the latest compaction's `throughSeq`, that compaction
+   * message among them. The array is the kernel's own: do not change it.
+   */
   async load(): Promise<readonly AnyMessage[]> {
     if (this.#messages !== undefined) return this.#messages
-    this.#loading ??= this.#readAll()
+    this.#loading ??= this.#readRecent()
     try {
       const loaded = await this.#loading
-      this.#messages ??= loaded
+      if (this.#messages === undefined) {
+        this.#messages = loaded.messages
+        this.#from = loaded.from
+      }
       return this.#messages
     } finally {
       this.#loading = undefined
     }
   }
 
-  /** The loaded history; only valid after {@link SessionHistory.load}. */
+  /** The messages held in memory; only valid after {@link SessionHistory.load}. */
   get messages(): readonly AnyMessage[] {
     return this.#messages ?? []
   }
@@ -60,7 +85,7 @@ export class SessionHistory {
   nextSeq(): number {
     const messages = this.#messages ?? []
     const last = messages[messages.length - 1]
-    return last === undefined ? 0 : last.seq + 1
+    return last === undefined ? this.#from : last.seq + 1
   }
 
   /** Adds a message (frozen from now on) at the end. */
@@ -79,14 +104,37 @@ export class SessionHistory {
   /**
    * A page of the history, in seq order: everything (no query), the `limit` messages just before
    * `beforeSeq` (default: the latest), or up to `limit` messages after `afterSeq`. Served from
-   * memory when the history is loaded, otherwise reads only that page from the store.
+   * memory where it is held, otherwise reads only that page from the store.
    */
   async page(query: MessagesQuery = {}): Promise<AnyMessage[]> {
     const { limit, beforeSeq, afterSeq } = validateQuery(query)
-    if (limit === undefined && beforeSeq === undefined && afterSeq === undefined)
-      return [...(await this.load())]
+    if (limit === undefined && beforeSeq === undefined && afterSeq === undefined) {
+      const held = await this.load()
+      if (this.#from === 0) return [...held]
+      return [...(await this.#readBetween(undefined, this.#from)), ...held]
+    }
     if (this.#messages !== undefined || this.#persister === undefined) {
-      return slice(this.#messages ?? [], limit, beforeSeq, afterSeq)
+      const held = this.#messages ?? []
+      const from = this.#from
+      if (from === 0 || (afterSeq !== undefined && afterSeq >= from - 1)) {
+        return slice(held, limit, beforeSeq, afterSeq)
+      }
+      if (afterSeq !== undefined && beforeSeq === undefined) {
+        // Forward from before what is held: the store up to `from`, then memory.
+        const stored = await this.#readBetween(afterSeq, from, limit)
+        const rest = limit === undefined ? undefined : limit - stored.length
+        return rest === 0 ? stored : [...stored, ...slice(held, rest, undefined, afterSeq)]
+      }
+      // Backward (from `beforeSeq` or the latest): memory first, then the store before `from`.
+      const recent = slice(held, limit, beforeSeq, afterSeq)
+      const missing = limit === undefined ? undefined : limit - recent.length
+      if (missing === 0) return recent
+      const end = Math.min(beforeSeq ?? Number.MAX_SAFE_INTEGER, from)
+      const older =
+        missing === undefined
+          ? await this.#readBetween(afterSeq, end)
+          : (await this.#lastBefore(end, missing)).filter((m) => afterSeq === undefined || m.seq > afterSeq)
+      return [...older, ...recent]
     }
     if (afterSeq !== undefined && beforeSeq === undefined) {
       const page = await this.#persister.getMessages(
@@ -96,13 +144,10 @@ export class SessionHistory {
       return adopt(page)
     }
     if (limit === undefined) {
-      return slice([...(await this.load())], limit, beforeSeq, afterSeq)
+      return this.#readBetween(afterSeq, beforeSeq ?? Number.MAX_SAFE_INTEGER)
     }
-    const page = await this.#persister.getMessages(this.#sessionId, {
-      beforeSeq: beforeSeq ?? Number.MAX_SAFE_INTEGER,
-      limit,
-    })
-    return adopt(afterSeq === undefined ? page : page.filter((m) => m.seq > afterSeq))
+    const page = await this.#lastBefore(beforeSeq ?? Number.MAX_SAFE_INTEGER, limit)
+    return afterSeq === undefined ? page : page.filter((m) => m.seq > afterSeq)
   }
 
   /** Appends, in order, the messages the store holds after the last one in memory (written by another process). */
@@ -124,28 +169,76 @@ export class SessionHistory {
   /** Drops what is held in memory (the agent closed, or the session left the cache). */
   release(): void {
     this.#messages = undefined
+    this.#from = 0
   }
 
   /** Forgets everything (the session was deleted). */
   clear(): void {
     this.#messages = []
+    this.#from = 0
   }
 
-  async #readAll(): Promise<AnyMessage[]> {
+  /**
+   * Reads backwards from the latest message, in pages that double from {@link FIRST_PAGE} up to
+   * {@link PAGE_SIZE}, until the start of the history or until the latest compaction summary and
+   * every message after its `throughSeq` are in.
+   */
+  async #readRecent(): Promise<{ messages: AnyMessage[]; from: number }> {
+    const persister = this.#persister
+    if (persister === undefined) return { messages: [], from: 0 }
+    const pages: AnyMessage[][] = []
+    let from: number | undefined
+    let beforeSeq = Number.MAX_SAFE_INTEGER
+    let limit = FIRST_PAGE
+    for (;;) {
+      const page = adopt(await persister.getMessages(this.#sessionId, { beforeSeq, limit }))
+      pages.push(page)
+      if (from === undefined) {
+        for (let i = page.length - 1; i >= 0; i--) {
+          const compaction = page[i]!.compaction
+          if (compaction !== undefined) {
+            from = compaction.throughSeq + 1
+            break
+          }
+        }
+      }
+      const first = page[0]
+      if (first === undefined || page.length < limit || (from !== undefined && first.seq <= from)) break
+      beforeSeq = first.seq
+      limit = Math.min(limit * 2, PAGE_SIZE)
+    }
+    const messages: AnyMessage[] = []
+    for (let p = pages.length - 1; p >= 0; p--) {
+      for (const message of pages[p]!) if (from === undefined || message.seq >= from) messages.push(message)
+    }
+    return { messages, from: from ?? 0 }
+  }
+
+  /** The stored messages with `afterSeq < seq < beforeSeq`, the first `limit` of them (default: all), read forward. */
+  async #readBetween(afterSeq: number | undefined, beforeSeq: number, limit?: number): Promise<AnyMessage[]> {
     const persister = this.#persister
     if (persister === undefined) return []
-    const loaded: AnyMessage[] = []
-    let afterSeq: number | undefined
+    const result: AnyMessage[] = []
+    let after = afterSeq
     for (;;) {
+      const want = limit === undefined ? PAGE_SIZE : Math.min(PAGE_SIZE, limit - result.length)
       const page = await persister.getMessages(
         this.#sessionId,
-        afterSeq === undefined ? { limit: PAGE_SIZE } : { afterSeq, limit: PAGE_SIZE },
+        after === undefined ? { limit: want } : { afterSeq: after, limit: want },
       )
-      for (const message of page) loaded.push(message)
-      if (page.length < PAGE_SIZE) break
-      afterSeq = page[page.length - 1]!.seq
+      for (const message of page) {
+        if (message.seq >= beforeSeq) return adopt(result)
+        result.push(message)
+      }
+      if (page.length < want || (limit !== undefined && result.length >= limit)) return adopt(result)
+      after = page[page.length - 1]!.seq
     }
-    return adopt(loaded)
+  }
+
+  /** The last `limit` stored messages before `beforeSeq`, in seq order. */
+  async #lastBefore(beforeSeq: number, limit: number): Promise<AnyMessage[]> {
+    if (this.#persister === undefined) return []
+    return adopt(await this.#persister.getMessages(this.#sessionId, { beforeSeq, limit }))
   }
 }
 

@@ -1,5 +1,6 @@
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { Tool } from '../tools/tool.js'
+import type { CompactionOptions } from './compaction.js'
 
 /** The name of the profile the top-level config describes. */
 export const DEFAULT_PROFILE = 'default'
@@ -16,4 +17,8 @@ export interface SessionProfile {
   systemPrompt?: string
   tools: readonly Tool[]
   handoffs: readonly string[]
+  /** The profile's knowledge, rendered (the default profile's is `SessionRuntimeOptions.knowledge`). */
+  knowledge?: string
+  /** The profile's own compaction settings; default is the session's or the agent's. */
+  compaction?: CompactionOptions
 }

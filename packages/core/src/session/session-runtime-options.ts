@@ -4,6 +4,7 @@ import type { Logger } from '../util/logger.js'
 import type { SessionProfile } from './session-profile.js'
 import type { ChildSessions } from './subagents.js'
 import type { WriteQueueOptions } from './write-queue.js'
+import type { CompactionOptions } from './compaction.js'
 
 /** Where `send` waits for storage: `sync` awaits every write, `async` only `flush()`/`close()`. */
 export type Durability = 'sync' | 'async'
@@ -38,6 +39,16 @@ export interface SessionRuntimeOptions {
   /** Where agent tools open their child sessions. Default is none (agent tools fail). */
   children?: ChildSessions
   logger?: Logger
+  /**
+   * When the session compacts its conversation by itself (DESIGN §10.4), already validated.
+   * Default is none: it never does (`session.compact()` still works).
+   */
+  compaction?: CompactionOptions
+  /**
+   * The knowledge sections, rendered once in `initialize()` (see `renderKnowledge`), appended to
+   * the system prompt of every model request. Default is none.
+   */
+  knowledge?: string
 }
 
 /** How hard the write queue tries a failing store (see `AgentConfig.writeRetry`). */

@@ -5,6 +5,7 @@ import type { Tool } from '../tools/tool.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import type { MessagesQuery } from './session-history.js'
 import type { SessionState } from '../contracts/session-state.js'
+import type { CompactOptions } from './compaction.js'
 import type { ForkOptions } from './session-fork.js'
 import type { SessionUpdate } from './session-update.js'
 
@@ -107,6 +108,16 @@ export interface Session {
    * are immutable (frozen): copy one to change it.
    */
   getMessages(query?: MessagesQuery): Promise<AnyMessage[]>
+  /**
+   * Compacts the conversation now (DESIGN §10.4): asks the summariser (`compaction.adapter`, or
+   * the session's adapter) for a summary of everything before the last `keepRecentMessages`
+   * messages (and of the previous summary), persists it as a `system` message with
+   * `compaction: { throughSeq }`, emits `message` and `compaction`, and resolves to it. Works
+   * without `compaction` options. Rejects with `SessionBusyError` while a send runs,
+   * `SessionStateError` when nothing is old enough to summarise, and the summariser's error when
+   * it fails (nothing is written then).
+   */
+  compact(options?: CompactOptions): Promise<AnyMessage>
   /** The session's usage over all sends. */
   getTokenUsage(): TokenUsage
   /** Listens to every event of every send; returns the function that stops listening. */
