@@ -129,8 +129,8 @@ describe('a Claude planner and an OpenAI coder in one session', () => {
     expect(first.text).toBe('Added --verbose in cli.ts.')
     expect(events).toContainEqual({ type: 'handoff', from: 'default', to: 'coder' })
     expect(events.filter((event) => event.type === 'step-start')).toEqual([
-      { type: 'step-start', step: 1, agent: 'default', model: 'claude-planner' },
-      { type: 'step-start', step: 2, agent: 'coder', model: 'gpt-coder' },
+      { type: 'step-start', step: 1, agent: 'default', model: 'claude-planner', provider: 'claude' },
+      { type: 'step-start', step: 2, agent: 'coder', model: 'gpt-coder', provider: 'openai' },
     ])
 
     const planner = claude.decoded()[0]!
