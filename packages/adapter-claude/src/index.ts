@@ -1,5 +1,6 @@
 // The public API of @agentx/adapter-claude.
 export {
+  CLAUDE_API_VERSION_WITHOUT_SAMPLING,
   ClaudeAdapter,
   createClaudeAdapter,
   DEFAULT_CLAUDE_IDLE_TIMEOUT_MS,
@@ -16,7 +17,7 @@ export type {
   ClaudePrompt,
   ConvertToClaudeMessagesInput,
 } from './convert-to-claude-messages.js'
-export { CLAUDE_PROVIDER, mapClaudeError } from './map-claude-error.js'
-export type { ClaudeStopCause, MapClaudeErrorContext } from './map-claude-error.js'
-export { mapClaudeStopReason, mapClaudeStream } from './map-claude-stream.js'
-export type { ClaudeMessageEvent, ClaudeResponseMetadata, ClaudeStreamEvent } from './map-claude-stream.js'
+export { CLAUDE_PROVIDER, claudeIdentity, mapClaudeError, mapClaudeStreamError } from './map-claude-error.js'
+export type { MapClaudeErrorContext } from './map-claude-error.js'
+export { ClaudeStreamMapper, mapClaudeStopReason } from './map-claude-stream.js'
+export type { ClaudeMessageEvent, ClaudeResponseMetadata } from './map-claude-stream.js'
