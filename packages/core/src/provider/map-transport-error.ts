@@ -1,6 +1,6 @@
 import { AdapterError } from '../errors/adapter-error.js'
 import type { ProviderIdentity } from './provider-identity.js'
-import { redactSecrets, sanitizeCause } from './redact-secrets.js'
+import { errorName, redactSecrets, sanitizeCause } from './redact-secrets.js'
 
 /** What broke on the way to the provider, from {@link describeConnectionFailure}. */
 export interface ConnectionFailure {
@@ -59,16 +59,16 @@ export function describeConnectionFailure(error: unknown): ConnectionFailure | u
   const messages: string[] = []
   let current: unknown = error
   for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
-    const { name, message, code: rawCode } = current as { name?: unknown; message?: unknown; code?: unknown }
-    const errorName = typeof name === 'string' ? name : ''
+    const { message, code: rawCode } = current as { message?: unknown; code?: unknown }
+    const name = errorName(current)
     if (typeof rawCode === 'string') {
       if (TIMEOUT_CODES.has(rawCode)) kind = 'timeout'
       else if (NETWORK_CODES.has(rawCode)) kind ??= 'network'
       if (TIMEOUT_CODES.has(rawCode) || NETWORK_CODES.has(rawCode)) code ??= rawCode
     }
-    if (TIMEOUT_NAMES.has(errorName)) kind = 'timeout'
-    else if (NETWORK_NAMES.has(errorName)) kind ??= 'network'
-    else if (errorName === 'TypeError' && (message === 'fetch failed' || message === 'terminated'))
+    if (TIMEOUT_NAMES.has(name)) kind = 'timeout'
+    else if (NETWORK_NAMES.has(name)) kind ??= 'network'
+    else if (name === 'TypeError' && (message === 'fetch failed' || message === 'terminated'))
       kind ??= 'network'
     if (typeof message === 'string' && message.trim() !== '') messages.push(message.trim())
     current = (current as { cause?: unknown }).cause

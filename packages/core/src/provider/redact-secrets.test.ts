@@ -32,24 +32,32 @@ describe('redactSecrets', () => {
 })
 
 describe('sanitizeCause', () => {
-  it('keeps an error that mentions no secret as it is', () => {
-    const error = new Error('HTTP 500')
-    expect(sanitizeCause(error, [KEY])).toBe(error)
+  it('turns any error into a plain Error copy, so that no vendor class or request object reaches the caller', () => {
+    class VendorError extends Error {
+      override name = 'VendorError'
+      readonly request = { headers: { authorization: 'Bearer …' } }
+    }
+    const error = Object.assign(new VendorError('HTTP 500'), { status: 500, code: 'api_error' })
+    const copy = sanitizeCause(error, [KEY]) as Error & Record<string, unknown>
+    expect(copy).not.toBe(error)
+    expect(copy).not.toBeInstanceOf(VendorError)
+    expect(copy).toMatchObject({ name: 'VendorError', message: 'HTTP 500', status: 500, code: 'api_error' })
+    expect(copy.request).toBeUndefined()
   })
 
-  it('copies an error whose message, body or nested cause holds a secret, keeping its diagnostics', () => {
+  it('redacts a secret from the message, the error body and the nested causes, keeping the diagnostics', () => {
     const inner = new Error(`socket closed for ${KEY}`)
     const error = Object.assign(new Error('request failed', { cause: inner }), {
       status: 401,
       requestID: 'req_1',
-      body: { headers: { authorization: `Bearer ${KEY}` } },
+      error: { type: 'authentication_error', message: `invalid key ${KEY}` },
     })
     error.name = 'AuthenticationError'
-    const copy = sanitizeCause(error, [KEY]) as Error & { status: number; requestID: string }
-    expect(copy).not.toBe(error)
+    const copy = sanitizeCause(error, [KEY]) as Error & { status: number; requestID: string; error: unknown }
     expect(copy.name).toBe('AuthenticationError')
     expect(copy.status).toBe(401)
     expect(copy.requestID).toBe('req_1')
+    expect(copy.error).toEqual({ type: 'authentication_error', message: `invalid key ${REDACTED}` })
     expect((copy.cause as Error).message).toBe(`socket closed for ${REDACTED}`)
     const everything = [copy.message, copy.stack, JSON.stringify(copy), (copy.cause as Error).stack].join(
       '\n',

@@ -26,28 +26,35 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
 }
 
 /**
- * The cause an error may carry: `error` itself when none of `secrets` shows anywhere in it (its
- * message, stack, own JSON, nested causes), otherwise a plain `Error` copy with the secrets
- * redacted from message and stack, keeping `name` and the diagnostic fields (`status`, `code`,
- * `type`, `requestID`, `param`) and a redacted copy of its own `cause`.
+ * The `cause` an adapter error carries instead of what a vendor SDK threw: a plain `Error` with
+ * the same `name`, message and stack, the diagnostic fields (`status`, `code`, `type`,
+ * `requestID`, `param`, and the provider's error body `error` as JSON), and its own `cause`
+ * copied the same way — every secret redacted. A string is redacted; `undefined` stays
+ * `undefined`.
  *
- * Vendor SDK errors often keep the request (headers included) on themselves; this is what stops
- * the API key from reaching a log through `error.cause`.
+ * Vendor error classes never reach callers, not even as a cause: SDK errors keep the request
+ * and response (headers included) on themselves, and an `instanceof` check on them would tie
+ * application code to one SDK copy.
  */
 export function sanitizeCause(error: unknown, secrets: readonly string[]): unknown {
   return sanitize(error, sortedSecrets(secrets), 0)
 }
 
+const DIAGNOSTIC_FIELDS = ['status', 'code', 'type', 'requestID', 'param'] as const
+
 function sanitize(error: unknown, secrets: readonly string[], depth: number): unknown {
-  if (error === undefined || error === null || secrets.length === 0) return error
+  if (error === undefined || error === null) return error
   if (typeof error === 'string') return redactSecrets(error, secrets)
-  if (typeof error !== 'object' || !mentionsSecret(error, secrets, 0)) return error
+  if (typeof error !== 'object') return error
   const source = error as Record<string, unknown>
   const message = typeof source.message === 'string' ? source.message : safeJson(error)
   const copy = new Error(redactSecrets(message, secrets))
-  copy.name = typeof source.name === 'string' ? source.name : 'Error'
-  copy.stack = redactSecrets(typeof source.stack === 'string' ? source.stack : '', secrets)
-  for (const field of ['status', 'code', 'type', 'requestID', 'param'] as const) {
+  copy.name = errorName(error) || 'Error'
+  copy.stack = redactSecrets(
+    typeof source.stack === 'string' ? source.stack : `${copy.name}: ${copy.message}`,
+    secrets,
+  )
+  for (const field of DIAGNOSTIC_FIELDS) {
     const value = source[field]
     if (typeof value === 'string' || typeof value === 'number')
       Object.defineProperty(copy, field, {
@@ -55,22 +62,16 @@ function sanitize(error: unknown, secrets: readonly string[], depth: number): un
         enumerable: true,
       })
   }
+  if (typeof source.error === 'object' && source.error !== null) {
+    const body = safeJson(source.error)
+    if (body.startsWith('{'))
+      Object.defineProperty(copy, 'error', {
+        value: JSON.parse(redactSecrets(body, secrets)),
+        enumerable: true,
+      })
+  }
   if (source.cause !== undefined && depth < 5) copy.cause = sanitize(source.cause, secrets, depth + 1)
   return copy
-}
-
-function mentionsSecret(value: unknown, secrets: readonly string[], depth: number): boolean {
-  if (value === undefined || value === null || depth > 5) return false
-  const texts: string[] = []
-  if (typeof value === 'string') texts.push(value)
-  else if (typeof value === 'object') {
-    const { message, stack } = value as { message?: unknown; stack?: unknown }
-    if (typeof message === 'string') texts.push(message)
-    if (typeof stack === 'string') texts.push(stack)
-    texts.push(safeJson(value))
-  }
-  if (texts.some((text) => secrets.some((secret) => text.includes(secret)))) return true
-  return typeof value === 'object' && mentionsSecret((value as { cause?: unknown }).cause, secrets, depth + 1)
 }
 
 function sortedSecrets(secrets: readonly string[]): string[] {
@@ -85,4 +86,19 @@ function safeJson(value: unknown): string {
   } catch {
     return String(value)
   }
+}
+
+/**
+ * An error's name: `name`, or the class name when `name` is the generic `Error` (SDK error
+ * subclasses often leave it so). Internal to the toolkit.
+ */
+export function errorName(error: object): string {
+  const name = (error as { name?: unknown }).name
+  if (typeof name === 'string' && name !== 'Error') return name
+  const className = (error as { constructor?: { name?: unknown } }).constructor?.name
+  return typeof className === 'string' && className !== 'Object'
+    ? className
+    : typeof name === 'string'
+      ? name
+      : ''
 }
