@@ -1,6 +1,6 @@
+import { anthropicMessagesDialect, type FakeProvider, startFakeProvider } from '@agentx/contract-tests'
 import type { AdapterMessage, AdapterStreamOptions, AnyMessage, ContentBlock } from '@agentx/core'
 import { AdapterError, ConfigurationError, isAdapterError, ValidationError } from '@agentx/core'
-import { anthropicMessagesDialect, type FakeProvider, startFakeProvider } from '@agentx/contract-tests'
 import { Anthropic } from '@anthropic-ai/sdk'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { frameOf, jsonError, readFixture, sse } from './__fixtures__/claude-fixtures.js'

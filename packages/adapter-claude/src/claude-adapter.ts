@@ -1,23 +1,9 @@
-import type {
-  AdapterMessage,
-  AdapterStreamOptions,
-  AgentAdapter,
-  ContentBlock,
-  ToolDefinition,
-} from '@agentx/core'
+import type { AdapterStreamOptions, ContentBlock, ToolDefinition } from '@agentx/core'
 import { ConfigurationError, ValidationError } from '@agentx/core'
-import {
-  DEFAULT_IDLE_TIMEOUT_MS,
-  invalidOption,
-  type ProviderIdentity,
-  readBaseUrl,
-  readEnv,
-  readIdleTimeoutMs,
-  readProviderOptions,
-  readStringOption,
-  streamServerSentEvents,
-  unsupportedOption,
-} from '@agentx/core/provider'
+import { DEFAULT_IDLE_TIMEOUT_MS, invalidOption, readBaseUrl, readEnv } from '@agentx/core/provider'
+import { readIdleTimeoutMs, readProviderOptions, readStringOption } from '@agentx/core/provider'
+import { ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
+import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import { Anthropic } from '@anthropic-ai/sdk'
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages'
 import { VERSION as ANTHROPIC_SDK_VERSION } from '@anthropic-ai/sdk/version'
@@ -97,7 +83,7 @@ export interface ClaudeProviderOptions {
 }
 
 /**
- * The {@link AgentAdapter} for Claude, through the official `@anthropic-ai/sdk` Messages API.
+ * The `AgentAdapter` for Claude, through the official `@anthropic-ai/sdk` Messages API.
  *
  * The SDK builds, authenticates and sends each request and maps HTTP errors; the adapter reads the
  * raw streaming response itself (`.asResponse()`) with the shared server-sent-event reader of
@@ -112,15 +98,13 @@ export interface ClaudeProviderOptions {
  * @example
  * const agent = createAgent({ model: 'claude-sonnet-5-5' }, { adapter: new ClaudeAdapter() })
  */
-export class ClaudeAdapter implements AgentAdapter {
-  readonly specificationVersion = 'v1' as const
+export class ClaudeAdapter extends ServerSentEventAdapter {
   readonly #client: Anthropic
+  readonly #identity: ProviderIdentity
   readonly #model: string
   readonly #maxOutputTokens: number
-  readonly #idleTimeoutMs: number
   readonly #apiVersion: string | undefined
   readonly #effectiveApiVersion: string
-  readonly #identity: ProviderIdentity
 
   /**
    * @throws {ConfigurationError} when there is no API key (neither `apiKey`, `ANTHROPIC_API_KEY`
@@ -128,77 +112,31 @@ export class ClaudeAdapter implements AgentAdapter {
    * @throws {ValidationError} when an option has a value that can never work (naming it).
    */
   constructor(options: ClaudeAdapterOptions = {}) {
-    let identity = claudeIdentity([])
-    if (typeof options !== 'object' || options === null)
-      throw invalidOption(identity, 'options', 'an object', options)
-    this.#model = readStringOption(identity, 'model', options.model) ?? DEFAULT_CLAUDE_MODEL
-    this.#maxOutputTokens =
-      positiveInteger(identity, 'maxOutputTokens', options.maxOutputTokens) ??
-      DEFAULT_CLAUDE_MAX_OUTPUT_TOKENS
-    this.#idleTimeoutMs = readIdleTimeoutMs(identity, options.idleTimeoutMs)
-    this.#apiVersion = readStringOption(identity, 'apiVersion', options.apiVersion)
-    this.#effectiveApiVersion = this.#apiVersion ?? sdkDefaultApiVersion()
-    if (options.client !== undefined) {
-      const client = options.client as unknown
-      if (
-        typeof client !== 'object' ||
-        client === null ||
-        typeof options.client.messages?.create !== 'function'
-      )
-        throw invalidOption(identity, 'client', 'an Anthropic client from @anthropic-ai/sdk', client)
-      const key = (options.client as { apiKey?: unknown }).apiKey
-      this.#client = options.client
-      this.#identity = claudeIdentity(typeof key === 'string' && key !== '' ? [key] : [])
-      return
-    }
-    const apiKey = options.apiKey ?? readEnv('ANTHROPIC_API_KEY')
-    if (typeof apiKey !== 'string' || apiKey.trim() === '') {
-      throw new ConfigurationError(
-        'No Anthropic API key: set ANTHROPIC_API_KEY, or pass `apiKey` or `client` to the Claude adapter.',
-      )
-    }
-    identity = claudeIdentity([apiKey])
-    const baseURL = readBaseUrl(identity, 'baseURL', options.baseURL, 'ANTHROPIC_BASE_URL')
-    this.#identity = identity
-    this.#client = new Anthropic({
-      apiKey,
-      maxRetries: 0,
-      // A library stays quiet: the SDK logs only when ANTHROPIC_LOG asks for it.
-      ...(readEnv('ANTHROPIC_LOG') === undefined ? { logLevel: 'off' as const } : {}),
-      ...(baseURL === undefined ? {} : { baseURL }),
+    const settings = readClaudeSettings(options)
+    super({
+      provider: settings.identity,
+      idleTimeoutMs: settings.idleTimeoutMs,
+      mapError: (error) => mapClaudeError(error, { secrets: settings.identity.secrets ?? [] }),
     })
+    this.#client = settings.client
+    this.#identity = settings.identity
+    this.#model = settings.model
+    this.#maxOutputTokens = settings.maxOutputTokens
+    this.#apiVersion = settings.apiVersion
+    this.#effectiveApiVersion = settings.apiVersion ?? sdkDefaultApiVersion()
   }
 
-  /** Returns `'claude'`, the provider name on every {@link AdapterError} this adapter throws. */
-  getName(): string {
-    return CLAUDE_PROVIDER
-  }
-
-  /**
-   * Streams one Messages API response for `prompt` after `options.history`.
-   *
-   * @throws {AdapterError} for every failure of the request (kinds per `mapClaudeError`), `aborted`
-   *   when `options.signal` aborts, `timeout` after `idleTimeoutMs` of silence, `network` for a
-   *   stream cut before `message_stop`.
-   * @throws {ValidationError} for options or content the Messages API cannot take, before any request.
-   */
-  stream(
+  /** Sends one Messages API request through the SDK and hands its raw response to the shared reader. */
+  protected override async openStream(
     prompt: string | ContentBlock[],
     options: AdapterStreamOptions,
-  ): AsyncGenerator<AdapterMessage, void, undefined> {
-    return streamServerSentEvents({
-      provider: this.#identity,
-      signal: options.signal,
-      idleTimeoutMs: this.#idleTimeoutMs,
-      open: async (signal) => {
-        const { body, headers } = this.#buildRequest(prompt, options)
-        const response = await this.#client.messages
-          .create(body as unknown as MessageCreateParamsStreaming, { signal, maxRetries: 0, headers })
-          .asResponse()
-        return { response, mapper: new ClaudeStreamMapper(this.#identity) }
-      },
-      mapError: (error) => mapClaudeError(error, { secrets: this.#identity.secrets ?? [] }),
-    })
+    signal: AbortSignal,
+  ): Promise<OpenedEventStream> {
+    const { body, headers } = this.#buildRequest(prompt, options)
+    const response = await this.#client.messages
+      .create(body as unknown as MessageCreateParamsStreaming, { signal, maxRetries: 0, headers })
+      .asResponse()
+    return { response, mapper: new ClaudeStreamMapper(this.#identity) }
   }
 
   #buildRequest(
@@ -277,6 +215,59 @@ export class ClaudeAdapter implements AgentAdapter {
 /** Creates a {@link ClaudeAdapter}; the factory `createAgent` calls for its default adapter. */
 export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): ClaudeAdapter {
   return new ClaudeAdapter(options)
+}
+
+/** The constructor options of {@link ClaudeAdapter}, checked and resolved (the client built). */
+function readClaudeSettings(options: ClaudeAdapterOptions): {
+  client: Anthropic
+  identity: ProviderIdentity
+  idleTimeoutMs: number
+  model: string
+  maxOutputTokens: number
+  apiVersion: string | undefined
+} {
+  const unkeyed = claudeIdentity([])
+  if (typeof options !== 'object' || options === null)
+    throw invalidOption(unkeyed, 'options', 'an object', options)
+  const common = {
+    idleTimeoutMs: readIdleTimeoutMs(unkeyed, options.idleTimeoutMs),
+    model: readStringOption(unkeyed, 'model', options.model) ?? DEFAULT_CLAUDE_MODEL,
+    maxOutputTokens:
+      positiveInteger(unkeyed, 'maxOutputTokens', options.maxOutputTokens) ??
+      DEFAULT_CLAUDE_MAX_OUTPUT_TOKENS,
+    apiVersion: readStringOption(unkeyed, 'apiVersion', options.apiVersion),
+  }
+  if (options.client !== undefined) {
+    const client = options.client as unknown
+    if (
+      typeof client !== 'object' ||
+      client === null ||
+      typeof options.client.messages?.create !== 'function'
+    )
+      throw invalidOption(unkeyed, 'client', 'an Anthropic client from @anthropic-ai/sdk', client)
+    const key = (options.client as { apiKey?: unknown }).apiKey
+    return {
+      ...common,
+      client: options.client,
+      identity: claudeIdentity(typeof key === 'string' && key !== '' ? [key] : []),
+    }
+  }
+  const apiKey = options.apiKey ?? readEnv('ANTHROPIC_API_KEY')
+  if (typeof apiKey !== 'string' || apiKey.trim() === '') {
+    throw new ConfigurationError(
+      'No Anthropic API key: set ANTHROPIC_API_KEY, or pass `apiKey` or `client` to the Claude adapter.',
+    )
+  }
+  const identity = claudeIdentity([apiKey])
+  const baseURL = readBaseUrl(identity, 'baseURL', options.baseURL, 'ANTHROPIC_BASE_URL')
+  const client = new Anthropic({
+    apiKey,
+    maxRetries: 0,
+    // A library stays quiet: the SDK logs only when ANTHROPIC_LOG asks for it.
+    ...(readEnv('ANTHROPIC_LOG') === undefined ? { logLevel: 'off' as const } : {}),
+    ...(baseURL === undefined ? {} : { baseURL }),
+  })
+  return { ...common, client, identity }
 }
 
 /** The `anthropic-version` the installed SDK sends: `2026-10-21` from 1.0 on, `2023-06-01` before. */

@@ -1,11 +1,6 @@
 import type { AdapterMessage, ContentBlock, StopReason, TokenUsage } from '@agentx/core'
-import {
-  incompleteStreamError,
-  type ProviderIdentity,
-  parseJsonFrame,
-  parseToolInput,
-  type ServerSentEventMapper,
-} from '@agentx/core/provider'
+import { incompleteStreamError, parseJsonFrame, parseToolInput } from '@agentx/core/provider'
+import type { ProviderIdentity, ServerSentEventMapper } from '@agentx/core/provider'
 import { mapClaudeStreamError } from './map-claude-error.js'
 
 /**

@@ -1,27 +1,16 @@
 import {
-  type AdapterMessage,
   type AdapterStreamOptions,
-  type AgentAdapter,
   ConfigurationError,
   type ContentBlock,
   type ToolDefinition,
 } from '@agentx/core'
-import {
-  DEFAULT_IDLE_TIMEOUT_MS as SHARED_IDLE_TIMEOUT_MS,
-  invalidOption,
-  type OpenedEventStream,
-  type ProviderIdentity,
-  readBaseUrl,
-  readEnv,
-  readIdleTimeoutMs,
-  readProviderOptions,
-  readStringOption,
-  streamServerSentEvents,
-  unsupportedOption,
-} from '@agentx/core/provider'
+import { DEFAULT_IDLE_TIMEOUT_MS as SHARED_IDLE_TIMEOUT_MS, invalidOption } from '@agentx/core/provider'
+import { readBaseUrl, readEnv, readIdleTimeoutMs, readProviderOptions } from '@agentx/core/provider'
+import { readStringOption, ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
+import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import { type GenerateContentConfig, GoogleGenAI, type HttpOptions, type Tool } from '@google/genai'
 import { convertToGeminiContents } from './convert-to-gemini-contents.js'
-import { GEMINI_PROVIDER, geminiIdentity, mapGeminiError } from './map-gemini-error.js'
+import { geminiIdentity, mapGeminiError } from './map-gemini-error.js'
 import { GeminiStreamMapper } from './map-gemini-stream.js'
 
 /** The model used when neither the call nor the adapter names one. */
@@ -82,7 +71,7 @@ export type GeminiProviderOptions = Omit<
 >
 
 /**
- * The {@link AgentAdapter} for Google Gemini, through the official `@google/genai` SDK
+ * The `AgentAdapter` for Google Gemini, through the official `@google/genai` SDK
  * (`models.generateContentStream`).
  *
  * The SDK builds, authenticates and sends each request and turns HTTP errors into its `ApiError`;
@@ -103,13 +92,11 @@ export type GeminiProviderOptions = Omit<
  * @example
  * const agent = createAgent({ model: 'gemini-2.5-flash' }, { adapter: new GeminiAdapter() })
  */
-export class GeminiAdapter implements AgentAdapter {
-  readonly specificationVersion = 'v1' as const
+export class GeminiAdapter extends ServerSentEventAdapter {
   readonly #client: GoogleGenAI
   readonly #ownClient: boolean
-  readonly #model: string
-  readonly #idleTimeoutMs: number
   readonly #identity: ProviderIdentity
+  readonly #model: string
   /** The `fetch` the requests go through; `undefined`: the global one, looked up per request. */
   readonly #baseFetch: typeof fetch | undefined
 
@@ -119,103 +106,33 @@ export class GeminiAdapter implements AgentAdapter {
    * @throws {ValidationError} when an option has a value that can never work (naming it).
    */
   constructor(options: GeminiAdapterOptions = {}) {
-    const identity = geminiIdentity([])
-    this.#idleTimeoutMs = readIdleTimeoutMs(identity, options.idleTimeoutMs)
-    this.#model = readStringOption(identity, 'model', options.model) ?? DEFAULT_GEMINI_MODEL
+    const unkeyed = geminiIdentity([])
+    const idleTimeoutMs = readIdleTimeoutMs(unkeyed, options.idleTimeoutMs)
     if (options.httpOptions?.retryOptions !== undefined) {
       throw unsupportedOption(
-        identity,
+        unkeyed,
         'httpOptions.retryOptions',
         'retries are done by the agent (AgentConfig.retry); leave it out.',
       )
     }
-
-    if (options.client !== undefined) {
-      for (const option of ['apiKey', 'baseURL', 'apiVersion', 'httpOptions'] as const) {
-        if (options[option] !== undefined)
-          throw unsupportedOption(
-            identity,
-            option,
-            'it configures the client the adapter builds; with `client`, configure that client instead.',
-          )
-      }
-      this.#client = options.client
-      this.#ownClient = false
-      const apiClient = (
-        options.client as unknown as { apiClient?: { getApiKey?: () => unknown; getFetch?: () => unknown } }
-      ).apiClient
-      const key = apiClient?.getApiKey?.()
-      const clientFetch = apiClient?.getFetch?.()
-      this.#baseFetch = typeof clientFetch === 'function' ? (clientFetch as typeof fetch) : undefined
-      this.#identity = geminiIdentity(typeof key === 'string' && key !== '' ? [key] : [])
-      return
-    }
-
-    const apiKey = options.apiKey ?? readEnv('GEMINI_API_KEY') ?? readEnv('GOOGLE_API_KEY')
-    if (apiKey === undefined || typeof apiKey !== 'string' || apiKey === '') {
-      throw new ConfigurationError(
-        'GeminiAdapter: no API key. Set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass { apiKey } to the GeminiAdapter.',
-      )
-    }
-    this.#identity = geminiIdentity([apiKey])
-    const httpOptions: HttpOptions = { ...options.httpOptions }
-    const baseUrl = readBaseUrl(
-      this.#identity,
-      'baseURL',
-      options.baseURL ?? options.httpOptions?.baseUrl,
-      'GOOGLE_GEMINI_BASE_URL',
-    )
-    if (
-      options.baseURL !== undefined &&
-      options.httpOptions?.baseUrl !== undefined &&
-      options.httpOptions.baseUrl !== options.baseURL
-    )
-      throw invalidOption(
-        this.#identity,
-        'baseURL',
-        'the same value as httpOptions.baseUrl (or only one of them)',
-        options.baseURL,
-      )
-    if (baseUrl !== undefined) httpOptions.baseUrl = baseUrl
-    const apiVersion = readStringOption(
-      this.#identity,
-      'apiVersion',
-      options.apiVersion ?? options.httpOptions?.apiVersion ?? envApiVersion(),
-    )
-    if (apiVersion !== undefined) httpOptions.apiVersion = apiVersion
-    this.#baseFetch = options.httpOptions?.fetch
-    this.#client = new GoogleGenAI({ apiKey, httpOptions })
-    this.#ownClient = true
-  }
-
-  /** Always `'gemini'`. */
-  getName(): string {
-    return GEMINI_PROVIDER
-  }
-
-  /** Streams one Gemini response for `prompt` after `options.history`. See {@link GeminiAdapter}. */
-  stream(
-    prompt: string | ContentBlock[],
-    options: AdapterStreamOptions,
-  ): AsyncGenerator<AdapterMessage, void, undefined> {
-    let responseHeaders: Headers | undefined
-    return streamServerSentEvents({
-      provider: this.#identity,
-      signal: options.signal,
-      idleTimeoutMs: this.#idleTimeoutMs,
-      open: (signal) =>
-        this.#open(prompt, options, signal, (headers) => {
-          responseHeaders = headers
-        }),
-      mapError: (error) => mapGeminiError(error, { secrets: this.#identity.secrets ?? [], responseHeaders }),
+    const { client, identity, baseFetch } = resolveClient(options, unkeyed)
+    super({
+      provider: identity,
+      idleTimeoutMs,
+      mapError: (error) => mapGeminiError(error, { secrets: identity.secrets ?? [] }),
     })
+    this.#client = client
+    this.#ownClient = options.client === undefined
+    this.#identity = identity
+    this.#model = readStringOption(unkeyed, 'model', options.model) ?? DEFAULT_GEMINI_MODEL
+    this.#baseFetch = baseFetch
   }
 
-  async #open(
+  /** Sends one request through the SDK, which checks its status; the raw response goes to the shared reader. */
+  protected override async openStream(
     prompt: string | ContentBlock[],
     options: AdapterStreamOptions,
     signal: AbortSignal,
-    onHeaders: (headers: Headers) => void,
   ): Promise<OpenedEventStream> {
     // Bad input fails here, before any request.
     const extra = readProviderOptions(
@@ -245,7 +162,6 @@ export class GeminiAdapter implements AgentAdapter {
       httpOptions: {
         fetch: async (input, init) => {
           response = await baseFetch(input, init)
-          onHeaders(response.headers)
           return response
         },
         // A client passed in may have retries configured; a single attempt keeps retrying the kernel's job.
@@ -256,12 +172,21 @@ export class GeminiAdapter implements AgentAdapter {
     if (options.tools !== undefined && options.tools.length > 0) config.tools = toGeminiTools(options.tools)
     if (options.maxOutputTokens !== undefined) config.maxOutputTokens = options.maxOutputTokens
     if (options.temperature !== undefined) config.temperature = options.temperature
-    // Sends the request and checks its status; its own stream reader is never started.
-    await this.#client.models.generateContentStream({
-      model: options.model || this.#model,
-      contents: conversation.contents,
-      config,
-    })
+    try {
+      // Sends the request and checks its status; its own stream reader is never started.
+      await this.#client.models.generateContentStream({
+        model: options.model || this.#model,
+        contents: conversation.contents,
+        config,
+      })
+    } catch (error) {
+      // The SDK's ApiError carries no headers: map it here, where Retry-After can still be read.
+      if (signal.aborted) throw error
+      throw mapGeminiError(error, {
+        secrets: this.#identity.secrets ?? [],
+        responseHeaders: response?.headers,
+      })
+    }
     if (response === undefined) {
       throw new ConfigurationError(
         'GeminiAdapter: the installed @google/genai did not send the request through httpOptions.fetch; install @google/genai 2.9 or later.',
@@ -279,6 +204,58 @@ export class GeminiAdapter implements AgentAdapter {
  */
 export function createGeminiAdapter(options: GeminiAdapterOptions = {}): GeminiAdapter {
   return new GeminiAdapter(options)
+}
+
+/** The client of {@link GeminiAdapter}: the one given, or one built from the options; its identity and `fetch`. */
+function resolveClient(
+  options: GeminiAdapterOptions,
+  unkeyed: ProviderIdentity,
+): { client: GoogleGenAI; identity: ProviderIdentity; baseFetch: typeof fetch | undefined } {
+  if (options.client !== undefined) {
+    for (const option of ['apiKey', 'baseURL', 'apiVersion', 'httpOptions'] as const) {
+      if (options[option] !== undefined)
+        throw unsupportedOption(
+          unkeyed,
+          option,
+          'it configures the client the adapter builds; with `client`, configure that client instead.',
+        )
+    }
+    const apiClient = (
+      options.client as unknown as { apiClient?: { getApiKey?: () => unknown; getFetch?: () => unknown } }
+    ).apiClient
+    const key = apiClient?.getApiKey?.()
+    const clientFetch = apiClient?.getFetch?.()
+    return {
+      client: options.client,
+      identity: geminiIdentity(typeof key === 'string' && key !== '' ? [key] : []),
+      baseFetch: typeof clientFetch === 'function' ? (clientFetch as typeof fetch) : undefined,
+    }
+  }
+  const apiKey = options.apiKey ?? readEnv('GEMINI_API_KEY') ?? readEnv('GOOGLE_API_KEY')
+  if (apiKey === undefined || typeof apiKey !== 'string' || apiKey === '') {
+    throw new ConfigurationError(
+      'GeminiAdapter: no API key. Set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass { apiKey } to the GeminiAdapter.',
+    )
+  }
+  const identity = geminiIdentity([apiKey])
+  const http = options.httpOptions
+  if (options.baseURL !== undefined && http?.baseUrl !== undefined && http.baseUrl !== options.baseURL)
+    throw invalidOption(
+      identity,
+      'baseURL',
+      'the same value as httpOptions.baseUrl (or only one of them)',
+      options.baseURL,
+    )
+  const httpOptions: HttpOptions = { ...http }
+  const baseUrl = readBaseUrl(identity, 'baseURL', options.baseURL ?? http?.baseUrl, 'GOOGLE_GEMINI_BASE_URL')
+  if (baseUrl !== undefined) httpOptions.baseUrl = baseUrl
+  const apiVersion = readStringOption(
+    identity,
+    'apiVersion',
+    options.apiVersion ?? http?.apiVersion ?? envApiVersion(),
+  )
+  if (apiVersion !== undefined) httpOptions.apiVersion = apiVersion
+  return { client: new GoogleGenAI({ apiKey, httpOptions }), identity, baseFetch: http?.fetch }
 }
 
 /** `GOOGLE_GENAI_API_VERSION`, read as the SDK reads it (`beta` means `v1beta`). */

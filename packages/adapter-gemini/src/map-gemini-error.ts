@@ -4,13 +4,8 @@ import {
   adapterErrorKindFromStatus,
   isAdapterError,
 } from '@agentx/core'
-import {
-  type HeadersLike,
-  mapHttpError,
-  mapStreamError,
-  mapTransportError,
-  type ProviderIdentity,
-} from '@agentx/core/provider'
+import { mapHttpError, mapStreamError, mapTransportError } from '@agentx/core/provider'
+import type { HeadersLike, ProviderIdentity } from '@agentx/core/provider'
 
 /** The provider name every error of this package carries (`AdapterError.provider`). */
 export const GEMINI_PROVIDER = 'gemini'

@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AdapterMessage, ContentBlock, TextBlock, ThinkingBlock } from '@agentx/core'
-import {
-  incompleteStreamError,
-  type ProviderIdentity,
-  parseJsonFrame,
-  parseToolInput,
-  type ServerSentEventMapper,
-} from '@agentx/core/provider'
+import { incompleteStreamError, parseJsonFrame, parseToolInput } from '@agentx/core/provider'
+import type { ProviderIdentity, ServerSentEventMapper } from '@agentx/core/provider'
 import type { GenerateContentResponse, GenerateContentResponseUsageMetadata, Part } from '@google/genai'
 import type { GeminiProviderMetadata } from './gemini-provider-metadata.js'
 import { mapGeminiStreamError } from './map-gemini-error.js'

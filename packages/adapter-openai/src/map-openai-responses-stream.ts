@@ -1,11 +1,6 @@
 import type { AdapterMessage, ContentBlock, StopReason, TokenUsage } from '@agentx/core'
-import {
-  incompleteStreamError,
-  type ProviderIdentity,
-  parseJsonFrame,
-  parseToolInput,
-  type ServerSentEventMapper,
-} from '@agentx/core/provider'
+import { incompleteStreamError, parseJsonFrame, parseToolInput } from '@agentx/core/provider'
+import type { ProviderIdentity, ServerSentEventMapper } from '@agentx/core/provider'
 import { keepRawStopReason } from './keep-raw-stop-reason.js'
 import { mapOpenAIStreamError, type OpenAIErrorBody } from './map-openai-error.js'
 import { mapOpenAIUsage } from './map-openai-usage.js'

@@ -1,23 +1,8 @@
 import { AdapterError, ConfigurationError } from '@agentx/core'
-import type {
-  AdapterMessage,
-  AdapterStreamOptions,
-  AgentAdapter,
-  AnyMessage,
-  ContentBlock,
-  Logger,
-} from '@agentx/core'
-import {
-  invalidOption,
-  type OpenedEventStream,
-  type ProviderIdentity,
-  readBaseUrl,
-  readEnv,
-  readIdleTimeoutMs,
-  readProviderOptions,
-  readStringOption,
-  streamServerSentEvents,
-} from '@agentx/core/provider'
+import type { AdapterStreamOptions, AnyMessage, ContentBlock, Logger } from '@agentx/core'
+import { invalidOption, readBaseUrl, readEnv, readIdleTimeoutMs } from '@agentx/core/provider'
+import { readProviderOptions, readStringOption, ServerSentEventAdapter } from '@agentx/core/provider'
+import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import OpenAI from 'openai'
 import { convertToOpenAIChatMessages } from './convert-to-openai-chat-messages.js'
 import { convertToOpenAIResponsesInput } from './convert-to-openai-responses-input.js'
@@ -60,15 +45,13 @@ const OWNED_FIELDS = ['model', 'input', 'messages', 'stream', 'previous_response
  * `store`, `tool_choice`, `parallel_tool_calls`, `service_tier`, …), except the fields the adapter
  * owns (`model`, `input`, `messages`, `stream`, `previous_response_id`), which are refused.
  */
-export class OpenAIAdapter implements AgentAdapter {
-  readonly specificationVersion = 'v1' as const
+export class OpenAIAdapter extends ServerSentEventAdapter {
   /** The wire protocol this adapter speaks. */
   readonly api: OpenAIApi
   readonly #client: OpenAI
-  readonly #model: string | undefined
-  readonly #idleTimeoutMs: number
-  readonly #apiVersion: string | undefined
   readonly #identity: ProviderIdentity
+  readonly #model: string | undefined
+  readonly #apiVersion: string | undefined
   readonly #logger: Logger | undefined
   readonly #isOpenAI: boolean
 
@@ -77,52 +60,28 @@ export class OpenAIAdapter implements AgentAdapter {
    * @throws {ValidationError} when an option has a value that can never work (naming it).
    */
   constructor(options: OpenAIAdapterOptions = {}) {
-    let identity = openAIIdentity([])
+    const unkeyed = openAIIdentity([])
     const api = options.api ?? 'responses'
     if (api !== 'responses' && api !== 'chat')
-      throw invalidOption(identity, 'api', "'responses' or 'chat'", api)
+      throw invalidOption(unkeyed, 'api', "'responses' or 'chat'", api)
+    const idleTimeoutMs = readIdleTimeoutMs(unkeyed, options.idleTimeoutMs)
+    const { client, identity } = resolveClient(options, unkeyed)
+    super({ provider: identity, idleTimeoutMs, mapError: (error) => mapOpenAIError(error, identity) })
     this.api = api
-    this.#idleTimeoutMs = readIdleTimeoutMs(identity, options.idleTimeoutMs)
-    this.#model = readStringOption(identity, 'model', options.model)
+    this.#client = client
+    this.#identity = identity
+    this.#model = readStringOption(unkeyed, 'model', options.model)
     this.#apiVersion = readStringOption(
-      identity,
+      unkeyed,
       'apiVersion',
       options.apiVersion ?? readEnv('OPENAI_API_VERSION'),
     )
     this.#logger = options.logger
-    if (options.client) {
-      const key = (options.client as { apiKey?: unknown }).apiKey
-      this.#client = options.client
-      identity = openAIIdentity(typeof key === 'string' && key !== '' && key !== NO_KEY ? [key] : [])
-    } else {
-      const built = buildClient(options, identity)
-      this.#client = built.client
-      identity = openAIIdentity(built.apiKey === undefined ? [] : [built.apiKey])
-    }
-    this.#identity = identity
-    this.#isOpenAI = hostOf(this.#client.baseURL) === OPENAI_HOST
+    this.#isOpenAI = hostOf(client.baseURL) === OPENAI_HOST
   }
 
-  /** Returns `'openai'`, the `provider` of every error this adapter throws. */
-  getName(): string {
-    return OPENAI_PROVIDER
-  }
-
-  /** Streams one model response for `prompt` after `options.history`. */
-  stream(
-    prompt: string | ContentBlock[],
-    options: AdapterStreamOptions,
-  ): AsyncGenerator<AdapterMessage, void, undefined> {
-    return streamServerSentEvents({
-      provider: this.#identity,
-      signal: options.signal,
-      idleTimeoutMs: this.#idleTimeoutMs,
-      open: (signal) => this.#open(prompt, options, signal),
-      mapError: (error) => mapOpenAIError(error, this.#identity),
-    })
-  }
-
-  async #open(
+  /** Sends one request of the configured API through the SDK and hands its raw response to the shared reader. */
+  protected override async openStream(
     prompt: string | ContentBlock[],
     options: AdapterStreamOptions,
     signal: AbortSignal,
@@ -248,6 +207,20 @@ export class OpenAIAdapter implements AgentAdapter {
 
 /** The placeholder key the SDK gets for a keyless local server; it is never sent. */
 const NO_KEY = 'agentx-no-key'
+
+/** The client of {@link OpenAIAdapter}: the one given, or one built from the options; and the identity with its key. */
+function resolveClient(
+  options: OpenAIAdapterOptions,
+  unkeyed: ProviderIdentity,
+): { client: OpenAI; identity: ProviderIdentity } {
+  if (options.client) {
+    const key = (options.client as { apiKey?: unknown }).apiKey
+    const secrets = typeof key === 'string' && key !== '' && key !== NO_KEY ? [key] : []
+    return { client: options.client, identity: openAIIdentity(secrets) }
+  }
+  const { client, apiKey } = buildClient(options, unkeyed)
+  return { client, identity: openAIIdentity(apiKey === undefined ? [] : [apiKey]) }
+}
 
 function buildClient(
   options: OpenAIAdapterOptions,

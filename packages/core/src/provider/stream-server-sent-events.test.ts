@@ -9,7 +9,7 @@ import type { ProviderIdentity } from './provider-identity.js'
 import { incompleteStreamError } from './stream-errors.js'
 import {
   type ServerSentEventMapper,
-  type StreamServerSentEventsOptions,
+  type ServerSentEventTransport,
   streamServerSentEvents,
 } from './stream-server-sent-events.js'
 
@@ -69,18 +69,17 @@ function sse(body: ReadableStream<Uint8Array>): Response {
 
 function stream(
   body: () => Response | Promise<Response>,
-  overrides: Partial<StreamServerSentEventsOptions> = {},
+  overrides: { signal?: AbortSignal; idleTimeoutMs?: number } = {},
 ): { events: AsyncGenerator<AdapterMessage>; signals: AbortSignal[] } {
   const signals: AbortSignal[] = []
-  const events = streamServerSentEvents({
+  const transport: ServerSentEventTransport = {
     provider: acme,
-    idleTimeoutMs: 5_000,
-    open: async (signal) => {
-      signals.push(signal)
-      return { response: await body(), mapper: new ToyMapper() }
-    },
+    idleTimeoutMs: overrides.idleTimeoutMs ?? 5_000,
     mapError: (error) => mapTransportError(acme, error),
-    ...overrides,
+  }
+  const events = streamServerSentEvents(transport, overrides.signal, async (signal) => {
+    signals.push(signal)
+    return { response: await body(), mapper: new ToyMapper() }
   })
   return { events, signals }
 }

@@ -42,26 +42,29 @@ export interface OpenedEventStream {
   mapper: ServerSentEventMapper
 }
 
-/** Options of {@link streamServerSentEvents}. */
-export interface StreamServerSentEventsOptions {
+/**
+ * What {@link streamServerSentEvents} needs of an adapter beyond one request: who it is, how long
+ * a stream may stay silent, how its vendor errors map. An adapter makes one in its constructor.
+ */
+export interface ServerSentEventTransport {
   /** The adapter, as errors name it. */
-  provider: ProviderIdentity
-  /** The caller's signal (`AdapterStreamOptions.signal`). Default is none. */
-  signal?: AbortSignal | undefined
-  /** Silence allowed before the request fails with kind `timeout` (`Infinity`: none). */
-  idleTimeoutMs: number
-  /**
-   * Builds and sends the request with `signal` (validating options first, so a bad one throws
-   * before anything is sent) and resolves to the raw response. Runs inside the stream, after the
-   * already-aborted check. An HTTP error SHOULD be thrown as the SDK throws it; `mapError` maps it.
-   */
-  open(signal: AbortSignal): Promise<OpenedEventStream>
+  readonly provider: ProviderIdentity
+  /** Silence allowed before a request fails with kind `timeout` (`Infinity`: none). */
+  readonly idleTimeoutMs: number
   /**
    * Maps what `open` or the body read threw (an SDK error class, a network failure) to an
    * `AdapterError`. Not called for aborts, idle timeouts and errors that already are `AgentError`s.
    */
   mapError(error: unknown): AdapterError
 }
+
+/**
+ * Builds and sends one request with `signal` (validating options first, so that a bad one throws
+ * before anything is sent) and resolves to the raw response and its mapper. Runs inside the
+ * stream, after the already-aborted check. An HTTP error SHOULD be thrown as the SDK throws it;
+ * `mapError` maps it.
+ */
+export type OpenEventStream = (signal: AbortSignal) => Promise<OpenedEventStream>
 
 const STREAM = { stream: true } as const
 const JSON_CONTENT = /\bapplication\/(?:[\w.+-]+\+)?json\b/i
@@ -85,21 +88,22 @@ const JSON_CONTENT = /\bapplication\/(?:[\w.+-]+\+)?json\b/i
  * - per chunk: one read, one decode, no promise, closure or timer work beyond the read itself.
  *
  * @example
+ * // In the constructor:
+ * this.#transport = { provider: identity, idleTimeoutMs, mapError: (error) => mapAcmeError(error) }
+ * // The whole of stream():
  * stream(prompt, options) {
- *   return streamServerSentEvents({
- *     provider: this.#identity,
- *     signal: options.signal,
- *     idleTimeoutMs: this.#idleTimeoutMs,
- *     open: async (signal) => ({ response: await fetch(url, { method: 'POST', body, signal }), mapper: new MyMapper() }),
- *     mapError: (error) => mapMyError(error),
- *   })
+ *   return streamServerSentEvents(this.#transport, options.signal, async (signal) => ({
+ *     response: await fetch(url, { method: 'POST', body: JSON.stringify(toAcme(prompt, options)), signal }),
+ *     mapper: new AcmeStreamMapper(),
+ *   }))
  * }
  */
 export async function* streamServerSentEvents(
-  options: StreamServerSentEventsOptions,
+  transport: ServerSentEventTransport,
+  callerSignal: AbortSignal | undefined,
+  open: OpenEventStream,
 ): AsyncGenerator<AdapterMessage, void, undefined> {
-  const { provider, idleTimeoutMs } = options
-  const callerSignal = options.signal
+  const { provider, idleTimeoutMs } = transport
   const controller = new AbortController()
   let stop: 'aborted' | 'timeout' | undefined
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
@@ -124,7 +128,7 @@ export async function* streamServerSentEvents(
     }
     callerSignal?.addEventListener('abort', onAbort, { once: true })
     watchdog.start()
-    const opening = options.open(controller.signal)
+    const opening = open(controller.signal)
     opening.then(
       (late) => {
         if (stop !== undefined) late.response.body?.cancel().catch(() => undefined)
@@ -216,7 +220,7 @@ export async function* streamServerSentEvents(
     if (stop === 'aborted') return abortedError(provider, callerSignal?.reason)
     if (stop === 'timeout') return idleTimeoutError(provider, idleTimeoutMs, error)
     if (isAgentError(error)) return error
-    return options.mapError(error)
+    return transport.mapError(error)
   }
 }
 
