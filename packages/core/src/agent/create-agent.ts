@@ -7,7 +7,7 @@ import { AgentCore } from './agent-core.js'
  * Bad options throw a {@link ConfigurationError} here.
  *
  * @example
- * const agent = createAgent({ model: 'claude-sonnet-4-5' }, { persister: new InMemoryPersister() })
+ * const agent = createAgent({ model: 'claude-sonnet-5-5' }, { persister: new InMemoryPersister() })
  * const session = await agent.createSession()
  * const { text } = await session.send('Hello')
  */
