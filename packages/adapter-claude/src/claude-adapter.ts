@@ -1,14 +1,15 @@
 import type { AdapterStreamOptions, ContentBlock, ToolDefinition } from '@agentx/core'
 import { ConfigurationError, ValidationError } from '@agentx/core'
 import { DEFAULT_IDLE_TIMEOUT_MS, invalidOption, readBaseUrl, readEnv } from '@agentx/core/provider'
-import { readIdleTimeoutMs, readProviderOptions, readStringOption } from '@agentx/core/provider'
+import { readIdleTimeoutMs, readPositiveInteger, readProviderOptions } from '@agentx/core/provider'
+import { checkSendOptions, readStringOption } from '@agentx/core/provider'
 import { ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
 import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import { Anthropic } from '@anthropic-ai/sdk'
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages'
 import { VERSION as ANTHROPIC_SDK_VERSION } from '@anthropic-ai/sdk/version'
 import { convertToClaudeMessages } from './convert-to-claude-messages.js'
-import { CLAUDE_PROVIDER, claudeIdentity, mapClaudeError } from './map-claude-error.js'
+import { claudeIdentity, mapClaudeError } from './map-claude-error.js'
 import { ClaudeStreamMapper } from './map-claude-stream.js'
 
 /** The model used when neither the session nor {@link ClaudeAdapterOptions.model} names one. */
@@ -164,6 +165,7 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
         headers,
       )
     }
+    checkSendOptions(identity, options)
     this.#checkSampling(options.temperature, extra)
     const { system, messages } = convertToClaudeMessages({
       history: options.history ?? [],
@@ -171,8 +173,7 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
       systemPrompt: options.systemPrompt,
     })
     const model = typeof options.model === 'string' && options.model !== '' ? options.model : this.#model
-    const maxTokens =
-      positiveInteger(identity, 'maxOutputTokens', options.maxOutputTokens) ?? this.#maxOutputTokens
+    const maxTokens = options.maxOutputTokens ?? this.#maxOutputTokens
     const body: Record<string, unknown> = { model, max_tokens: maxTokens, messages }
     if (system !== undefined) body.system = system
     if (options.tools !== undefined && options.tools.length > 0) body.tools = options.tools.map(toClaudeTool)
@@ -233,7 +234,7 @@ function readClaudeSettings(options: ClaudeAdapterOptions): {
     idleTimeoutMs: readIdleTimeoutMs(unkeyed, options.idleTimeoutMs),
     model: readStringOption(unkeyed, 'model', options.model) ?? DEFAULT_CLAUDE_MODEL,
     maxOutputTokens:
-      positiveInteger(unkeyed, 'maxOutputTokens', options.maxOutputTokens) ??
+      readPositiveInteger(unkeyed, 'maxOutputTokens', options.maxOutputTokens) ??
       DEFAULT_CLAUDE_MAX_OUTPUT_TOKENS,
     apiVersion: readStringOption(unkeyed, 'apiVersion', options.apiVersion),
   }
@@ -281,11 +282,4 @@ function toClaudeTool(tool: ToolDefinition): Record<string, unknown> {
     throw new ValidationError('Every tool needs a non-empty name.')
   const schema = tool.inputSchema ?? { type: 'object', properties: {} }
   return { name: tool.name, description: tool.description ?? '', input_schema: schema }
-}
-
-function positiveInteger(identity: ProviderIdentity, name: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
-    throw invalidOption(identity, name, 'a positive integer', value)
-  return value
 }

@@ -7,6 +7,7 @@ import {
 import { DEFAULT_IDLE_TIMEOUT_MS as SHARED_IDLE_TIMEOUT_MS, invalidOption } from '@agentx/core/provider'
 import { readBaseUrl, readEnv, readIdleTimeoutMs, readProviderOptions } from '@agentx/core/provider'
 import { readStringOption, ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
+import { checkSendOptions } from '@agentx/core/provider'
 import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import { type GenerateContentConfig, GoogleGenAI, type HttpOptions, type Tool } from '@google/genai'
 import { convertToGeminiContents } from './convert-to-gemini-contents.js'
@@ -135,6 +136,7 @@ export class GeminiAdapter extends ServerSentEventAdapter {
     signal: AbortSignal,
   ): Promise<OpenedEventStream> {
     // Bad input fails here, before any request.
+    checkSendOptions(this.#identity, options)
     const extra = readProviderOptions(
       this.#identity,
       options.providerOptions,

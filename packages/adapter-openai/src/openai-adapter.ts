@@ -2,6 +2,7 @@ import { AdapterError, ConfigurationError } from '@agentx/core'
 import type { AdapterStreamOptions, AnyMessage, ContentBlock, Logger } from '@agentx/core'
 import { invalidOption, readBaseUrl, readEnv, readIdleTimeoutMs } from '@agentx/core/provider'
 import { readProviderOptions, readStringOption, ServerSentEventAdapter } from '@agentx/core/provider'
+import { checkSendOptions } from '@agentx/core/provider'
 import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import OpenAI from 'openai'
 import { convertToOpenAIChatMessages } from './convert-to-openai-chat-messages.js'
@@ -93,6 +94,7 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
         { kind: 'invalid_request', provider: OPENAI_PROVIDER },
       )
     }
+    checkSendOptions(this.#identity, options)
     const extra = readProviderOptions(this.#identity, options.providerOptions, OWNED_FIELDS)
     if (this.api === 'chat') {
       const response = await this.#post(

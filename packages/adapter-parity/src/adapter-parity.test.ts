@@ -106,6 +106,25 @@ describe.each(DIALECT_FIXTURES)('$name', (fixture: DialectFixture) => {
     expect(fake.requests).toHaveLength(0)
   })
 
+  it('checks maxOutputTokens and temperature of a send the one way, before the request', async () => {
+    const cases: Array<[Partial<AdapterStreamOptions>, string]> = [
+      [{ maxOutputTokens: 0 }, 'maxOutputTokens'],
+      [{ maxOutputTokens: 2.5 }, 'maxOutputTokens'],
+      [{ temperature: -1 }, 'temperature'],
+      [{ temperature: Number.NaN }, 'temperature'],
+    ]
+    for (const [extra, option] of cases) {
+      const { error } = await run(adapter().stream('Hi', { ...options, ...extra }))
+      expect(error).toBeInstanceOf(ValidationError)
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `^Invalid ${option} for the ${fixture.label} adapter \\(provider '${fixture.provider}'\\)`,
+        ),
+      )
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
   it('validates idleTimeoutMs the one way, and takes Infinity to disable it', async () => {
     for (const value of [0, -5, Number.NaN, '100']) {
       expect(() => adapter({ idleTimeoutMs: value })).toThrow(ValidationError)

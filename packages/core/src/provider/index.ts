@@ -18,11 +18,13 @@ export { describeConnectionFailure, mapTransportError } from './map-transport-er
 export type { ConnectionFailure } from './map-transport-error.js'
 export type { ProviderIdentity } from './provider-identity.js'
 export {
+  checkSendOptions,
   DEFAULT_IDLE_TIMEOUT_MS,
   invalidOption,
   readBaseUrl,
   readEnv,
   readIdleTimeoutMs,
+  readPositiveInteger,
   readProviderOptions,
   readStringOption,
   unsupportedOption,

@@ -94,6 +94,29 @@ export function readStringOption(
 }
 
 /**
+ * Checks the generic request options of a send the one way every adapter does, before any
+ * request: `maxOutputTokens` a positive integer, `temperature` a finite number ≥ 0 (either may be
+ * absent). Anything else → {@link invalidOption}.
+ */
+export function checkSendOptions(
+  provider: ProviderIdentity,
+  options: { maxOutputTokens?: unknown; temperature?: unknown },
+): void {
+  readPositiveInteger(provider, 'maxOutputTokens', options.maxOutputTokens)
+  const temperature = options.temperature
+  if (temperature !== undefined && (typeof temperature !== 'number' || !Number.isFinite(temperature) || temperature < 0))
+    throw invalidOption(provider, 'temperature', 'a finite number of at least 0', temperature)
+}
+
+/** Reads an optional positive-integer option (a token limit): absent → `undefined`, else {@link invalidOption} unless it is one. */
+export function readPositiveInteger(provider: ProviderIdentity, option: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
+    throw invalidOption(provider, option, 'a positive integer', value)
+  return value
+}
+
+/**
  * Resolves a base URL: the `option` value, else the environment variable `envName`, else
  * `undefined` (the SDK's default). Either must be an absolute `http(s)` URL; a bad value throws
  * {@link invalidOption} naming where it came from (the option or the variable).
