@@ -69,6 +69,9 @@ interface RawUsage {
 
 type Json = Record<string, unknown>
 
+const TEXT_DELTA_HEAD = '{"type":"content_block_delta","index":'
+const TEXT_DELTA_MIDDLE = ',"delta":{"type":"text_delta","text":"'
+
 /**
  * The Messages API stream protocol, for one response: turns each server-sent event into
  * {@link AdapterMessage}s — `text-delta` and `thinking-delta` as they arrive, one `tool-call` per
@@ -96,6 +99,7 @@ export class ClaudeStreamMapper implements ServerSentEventMapper {
 
   onEvent(event: string | undefined, data: string, output: AdapterMessage[]): void {
     if (event === 'ping') return
+    if (event === 'content_block_delta' && this.#onTextDelta(data, output)) return
     const frame = parseJsonFrame(this.#provider, data)
     switch (typeof frame.type === 'string' ? frame.type : event) {
       case 'content_block_delta':
@@ -143,6 +147,31 @@ export class ClaudeStreamMapper implements ServerSentEventMapper {
 
   onEnd(): void {
     throw incompleteStreamError(this.#provider, 'message_stop')
+  }
+
+  /**
+   * The frame that is nearly all of a stream, read without `JSON.parse`:
+   * `{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}` exactly as
+   * the API serialises it, with text free of escapes (so the raw characters are the text). Any
+   * other shape returns `false` and takes the general path.
+   */
+  #onTextDelta(data: string, output: AdapterMessage[]): boolean {
+    if (!data.startsWith(TEXT_DELTA_HEAD) || !data.endsWith('"}}')) return false
+    let at = TEXT_DELTA_HEAD.length
+    const digitsStart = at
+    while (at < data.length && data.charCodeAt(at) >= 48 && data.charCodeAt(at) <= 57) at++
+    if (at === digitsStart || at - digitsStart > 9 || !data.startsWith(TEXT_DELTA_MIDDLE, at)) return false
+    const textStart = at + TEXT_DELTA_MIDDLE.length
+    const textEnd = data.length - 3
+    if (textEnd <= textStart) return false
+    const text = data.slice(textStart, textEnd)
+    // A quote or backslash means escapes (or a different shape): leave it to JSON.parse.
+    if (text.includes('"') || text.includes('\\')) return false
+    const state = this.#blocks.get(Number(data.slice(digitsStart, at)))
+    if (state?.kind !== 'text') return false
+    state.text += text
+    output.push({ type: 'text-delta', text })
+    return true
   }
 
   #onDelta(frame: Json, output: AdapterMessage[]): void {
