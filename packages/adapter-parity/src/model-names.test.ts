@@ -24,7 +24,7 @@ const SKIPPED_FOLDERS = new Set([
 /**
  * Every file in which a model name is advice to a reader or a default: READMEs and other docs,
  * examples, and the sources of packages and apps (TSDoc, default values). Tests, recorded
- * fixtures and changelogs (history) are left out.
+ * fixtures, changesets and changelogs (history) are left out.
  */
 function filesThatNameModels(): string[] {
   const files: string[] = []
