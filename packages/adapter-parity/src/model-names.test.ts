@@ -11,7 +11,9 @@ import {
 } from './deprecated-models.js'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+// Changesets and changelogs are history: they may name the model a release moved away from.
 const SKIPPED_FOLDERS = new Set([
+  '.changeset',
   'node_modules',
   'dist',
   '.git',
