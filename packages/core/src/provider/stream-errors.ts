@@ -4,13 +4,13 @@ import { redactSecrets, sanitizeCause } from './redact-secrets.js'
 
 /**
  * The error of a request the caller aborted (kind `aborted`, not retryable). `reason` is the
- * signal's reason, kept as `cause`.
+ * signal's reason, kept as `cause` as it is: it is the caller's own value.
  */
 export function abortedError(provider: ProviderIdentity, reason?: unknown): AdapterError {
   return new AdapterError(`The ${provider.label} request was aborted.`, {
     kind: 'aborted',
     provider: provider.name,
-    cause: sanitizeCause(reason, provider.secrets ?? []),
+    cause: reason,
   })
 }
 

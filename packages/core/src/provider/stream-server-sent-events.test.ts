@@ -137,6 +137,7 @@ describe('streamServerSentEvents', () => {
     )
     expect(seen).toEqual([])
     expect(error).toMatchObject({ kind: 'aborted', retryable: false, provider: 'acme' })
+    expect((error as Error).cause).toBe(controller.signal.reason)
     expect(opened).toBe(false)
   })
 
