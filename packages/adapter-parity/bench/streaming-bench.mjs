@@ -6,6 +6,7 @@
 //   adapter  the AgentX adapter's stream() on its own
 //   session  session.stream() of an agent with that adapter and a SqlitePersister (the whole path)
 // The variants run interleaved, round after round, in this one process; the medians are compared.
+// Run with --expose-gc (as `pnpm bench` does) so that every run starts from a collected heap.
 // A ratio is raw time / AgentX time: above 1.0 AgentX is faster than the SDK alone.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -157,9 +158,15 @@ for (const provider of providers.filter((candidate) => only === undefined || can
   entries.push({ provider, server, session, variants, times: { raw: [], adapter: [], session: [] }, events: {} })
 }
 
+// Each run starts from a collected heap (with --expose-gc), so no run pays for another's garbage,
+// and the order of the variants rotates from round to round.
+const collect = typeof globalThis.gc === 'function' ? globalThis.gc : () => {}
 for (let round = 0; round < WARMUP + ROUNDS; round++) {
   for (const entry of entries) {
-    for (const [variant, run] of Object.entries(entry.variants)) {
+    const variants = Object.entries(entry.variants)
+    for (let turn = 0; turn < variants.length; turn++) {
+      const [variant, run] = variants[(round + turn) % variants.length]
+      collect()
       const start = performance.now()
       entry.events[variant] = await run()
       const ms = performance.now() - start

@@ -84,9 +84,9 @@ describe('model names in docs, examples, TSDoc and defaults', () => {
   it('uses the adapters’ default models in the quick starts, so that docs and defaults agree', () => {
     expect(deprecated.map((entry) => entry.model)).not.toContain(DEFAULT_CLAUDE_MODEL)
     for (const file of ['README.md', 'packages/core/README.md', 'packages/adapter-claude/README.md']) {
-      const claudeModels = readFileSync(join(ROOT, file), 'utf8').match(/claude-[a-z]+-[\w.-]+/g) ?? []
-      expect(claudeModels.length, file).toBeGreaterThan(0)
-      expect(new Set(claudeModels), file).toEqual(new Set([DEFAULT_CLAUDE_MODEL]))
+      // The first model a reader meets is the quick start's; later examples may pick others.
+      const first = /claude-[a-z]+-[\w.-]+/.exec(readFileSync(join(ROOT, file), 'utf8'))?.[0]
+      expect(first, file).toBe(DEFAULT_CLAUDE_MODEL)
     }
     const createAgent = readFileSync(join(ROOT, 'packages/core/src/agent/create-agent.ts'), 'utf8')
     expect(createAgent).toContain(`model: '${DEFAULT_CLAUDE_MODEL}'`)
