@@ -208,7 +208,7 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
     throw unsupportedOption(
       this.#identity,
       option,
-      `Claude API version ${this.#effectiveApiVersion} (the default of @anthropic-ai/sdk ${ANTHROPIC_SDK_VERSION}) removed temperature, top_p and top_k and answers HTTP 400. Leave it out, or create the adapter with apiVersion: '${CLAUDE_API_VERSION_WITH_SAMPLING}' to use it.`,
+      `Claude API version ${this.#effectiveApiVersion}${this.#apiVersion === undefined ? ` (the default of @anthropic-ai/sdk ${ANTHROPIC_SDK_VERSION})` : ''} removed temperature, top_p and top_k and answers HTTP 400. Leave it out, or create the adapter with apiVersion: '${CLAUDE_API_VERSION_WITH_SAMPLING}' to use it.`,
     )
   }
 }
