@@ -11,6 +11,7 @@ import {
   type ToolResultBlock,
   type ToolUseBlock,
 } from '@agentx/core'
+import { textOf } from '@agentx/core/provider'
 
 /** The model names the demo provider offers. */
 export const DEMO_MODELS: readonly string[] = ['agentx-demo-1']
@@ -293,11 +294,6 @@ function findExpression(text: string): string | undefined {
 
 function words(text: string): string[] {
   return text.match(/\s*\S+\s*/g) ?? []
-}
-
-function textOf(content: string | ContentBlock[]): string {
-  if (typeof content === 'string') return content
-  return content.map((block) => (block.type === 'text' ? block.text : '')).join('')
 }
 
 function excerpt(text: string): string {

@@ -64,6 +64,33 @@ describe('loadProviders', () => {
     expect(calls).toEqual([{ baseURL: 'http://127.0.0.1:11434/v1', api: 'chat' }])
   })
 
+  it('points the Responses API at a gateway when OPENAI_API=responses: the base URL never forces Chat Completions', async () => {
+    const calls: unknown[] = []
+    const providers = await loadProviders(
+      {
+        OPENAI_BASE_URL: 'https://gateway.example.com/openai/v1',
+        OPENAI_API: 'responses',
+        OPENAI_API_KEY: 'gw-key',
+      },
+      {
+        importModule: async () => ({
+          createOpenAIAdapter: (options: unknown) => {
+            calls.push(options)
+            return new ScriptedAdapter([], { name: 'openai' })
+          },
+        }),
+      },
+    )
+    expect(providers[1]).toMatchObject({
+      id: 'openai-compatible',
+      label: 'OpenAI-compatible (gateway.example.com, responses API)',
+    })
+    expect(providers[1]?.tools?.length).toBeGreaterThan(0)
+    expect(calls).toEqual([
+      { apiKey: 'gw-key', baseURL: 'https://gateway.example.com/openai/v1', api: 'responses' },
+    ])
+  })
+
   it('lists a provider whose package fails to load as unavailable, without the key in the reason', async () => {
     const key = 'sk-secret-value-42'
     const providers = await loadProviders(

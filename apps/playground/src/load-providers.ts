@@ -1,4 +1,5 @@
 import type { AgentAdapter } from '@agentx/core'
+import { redactSecrets } from '@agentx/core/provider'
 import { createDemoAdapter, DEMO_MODELS } from './demo-adapter.js'
 import { createDemoTools } from './demo-tools.js'
 import type { PlaygroundProvider } from './playground-provider.js'
@@ -46,18 +47,17 @@ function passwordOf(url: string | undefined): string | undefined {
   }
 }
 
-/** Replaces every secret in `text` with `[redacted]`. */
+/** Replaces every secret in `text` with `[redacted]` (the adapters' own `redactSecrets`). */
 export function redact(text: string, secrets: readonly string[]): string {
-  let result = text
-  for (const secret of secrets) result = result.split(secret).join('[redacted]')
-  return result
+  return redactSecrets(text, secrets)
 }
 
 /**
  * The providers of the picker: the offline demo provider first, then every provider whose key is
  * in `env` — `ANTHROPIC_API_KEY` (Claude, through `ANTHROPIC_BASE_URL` when set),
- * `OPENAI_API_KEY` (OpenAI), `OPENAI_BASE_URL` (an OpenAI-compatible server, e.g. a local one,
- * through Chat Completions), `GEMINI_API_KEY` (Gemini).
+ * `OPENAI_API_KEY` (OpenAI), `OPENAI_BASE_URL` (an OpenAI-compatible server or gateway, through
+ * Chat Completions unless `OPENAI_API=responses`), `GEMINI_API_KEY` (Gemini, through
+ * `GOOGLE_GEMINI_BASE_URL` when set: the adapters read their base-URL variables themselves).
  *
  * Adapter packages are imported only when their variable is set. A package that fails to load is
  * listed as unavailable with the reason (secrets scrubbed), so one broken plugin never stops the
@@ -86,7 +86,7 @@ export async function loadProviders(
       label: 'Claude (Anthropic)',
       specifier: '@agentx/adapter-claude',
       factory: 'createClaudeAdapter',
-      models: listFrom(env.ANTHROPIC_MODELS, ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1']),
+      models: listFrom(env.ANTHROPIC_MODELS, ['claude-sonnet-5-5', 'claude-haiku-5-5', 'claude-opus-5-5']),
       options: {
         apiKey: anthropicKey,
         ...(anthropicBaseUrl === undefined ? {} : { baseURL: anthropicBaseUrl }),
@@ -102,15 +102,17 @@ export async function loadProviders(
       label: 'OpenAI',
       specifier: '@agentx/adapter-openai',
       factory: 'createOpenAIAdapter',
-      models: listFrom(env.OPENAI_MODELS, ['gpt-5-mini', 'gpt-5', 'gpt-4.1']),
+      models: listFrom(env.OPENAI_MODELS, ['gpt-5.5', 'gpt-5.4-mini', 'gpt-6-sol']),
       options: { apiKey: openaiKey },
       tools: true,
     })
   }
   if (openaiBaseUrl !== undefined) {
+    // A local server speaks Chat Completions; a gateway in front of OpenAI may forward the Responses API.
+    const api = nonEmpty(env.OPENAI_API) ?? 'chat'
     specs.push({
       id: 'openai-compatible',
-      label: `OpenAI-compatible (${hostOf(openaiBaseUrl)})`,
+      label: `OpenAI-compatible (${hostOf(openaiBaseUrl)}${api === 'chat' ? '' : `, ${api} API`})`,
       specifier: '@agentx/adapter-openai',
       factory: 'createOpenAIAdapter',
       models: listFrom(env.OPENAI_MODELS, ['default']),
@@ -118,10 +120,10 @@ export async function loadProviders(
       options: {
         ...(openaiKey === undefined ? {} : { apiKey: openaiKey }),
         baseURL: openaiBaseUrl,
-        api: 'chat',
+        api,
       },
-      // Not every local model supports tool calls.
-      tools: false,
+      // Not every local model supports tool calls; a Responses API gateway fronts OpenAI, which does.
+      tools: api !== 'chat',
     })
   }
   const geminiKey = nonEmpty(env.GEMINI_API_KEY) ?? nonEmpty(env.GOOGLE_API_KEY)

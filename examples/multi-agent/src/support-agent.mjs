@@ -38,7 +38,7 @@ export function createSupportAgent({ triage, billing, researcher, persister }) {
         billing: {
           description: 'Invoices, charges and refunds.',
           adapter: billing,
-          model: 'gpt-5.1',
+          model: 'gpt-5.5',
           systemPrompt:
             'You handle invoices and refunds. Look the invoice up, and ask the researcher what the policy says before you promise anything.',
           tools: [lookupInvoice, agentTool('researcher')],

@@ -1,27 +1,36 @@
+import { anthropicMessagesDialect, type FakeProvider, startFakeProvider } from '@agentx/contract-tests'
 import type { AdapterMessage, AdapterStreamOptions, AnyMessage, ContentBlock } from '@agentx/core'
 import { AdapterError, ConfigurationError, isAdapterError, ValidationError } from '@agentx/core'
 import { Anthropic } from '@anthropic-ai/sdk'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { readFixture, type ReplayServer, startReplayServer } from './__fixtures__/loopback-server.js'
-import { ClaudeAdapter, DEFAULT_CLAUDE_MAX_OUTPUT_TOKENS, DEFAULT_CLAUDE_MODEL } from './claude-adapter.js'
+import { frameOf, jsonError, readFixture, sse } from './__fixtures__/claude-fixtures.js'
+import {
+  ClaudeAdapter,
+  type ClaudeAdapterOptions,
+  DEFAULT_CLAUDE_MAX_OUTPUT_TOKENS,
+  DEFAULT_CLAUDE_MODEL,
+} from './claude-adapter.js'
 
 const API_KEY = 'fake-anthropic-key-0123456789-secret'
 
-let server: ReplayServer
+let server: FakeProvider
 
 beforeAll(async () => {
-  server = await startReplayServer()
+  server = await startFakeProvider({ dialect: anthropicMessagesDialect })
 })
 afterAll(async () => {
   await server.close()
 })
 afterEach(() => {
-  server.requests.length = 0
+  server.reset()
 })
 
-function adapter(
-  options: { idleTimeoutMs?: number; model?: string; maxOutputTokens?: number } = {},
-): ClaudeAdapter {
+/** The JSON body of the `index`-th request the server received. */
+function bodyOf(index: number): Record<string, unknown> {
+  return JSON.parse(server.requests[index]?.received.body ?? 'null') as Record<string, unknown>
+}
+
+function adapter(options: Omit<ClaudeAdapterOptions, 'apiKey' | 'baseURL'> = {}): ClaudeAdapter {
   return new ClaudeAdapter({ apiKey: API_KEY, baseURL: server.baseURL, ...options })
 }
 
@@ -65,7 +74,7 @@ function message(
 
 describe('ClaudeAdapter streaming', () => {
   it('streams text deltas in wire order, then one usage and one message (SDK basic_response fixture)', async () => {
-    server.enqueue({ sse: readFixture('text.sse') })
+    server.enqueue(sse(readFixture('text.sse')))
     const events = await collect(adapter().stream('Hello', base))
     expect(events).toEqual([
       { type: 'text-delta', text: 'Hello' },
@@ -88,7 +97,7 @@ describe('ClaudeAdapter streaming', () => {
   })
 
   it('assembles a tool_use block from input_json_delta fragments and emits it once', async () => {
-    server.enqueue({ sse: readFixture('tool-use.sse') })
+    server.enqueue(sse(readFixture('tool-use.sse')))
     const events = await collect(adapter().stream('Weather in Paris?', base))
     const calls = events.filter((event) => event.type === 'tool-call')
     expect(calls).toEqual([
@@ -126,7 +135,7 @@ describe('ClaudeAdapter streaming', () => {
   })
 
   it('keeps parallel tool calls apart, parses escapes split across fragments, and turns empty arguments into {}', async () => {
-    server.enqueue({ sse: readFixture('parallel-tools.sse') })
+    server.enqueue(sse(readFixture('parallel-tools.sse')))
     const events = await collect(adapter().stream('Paris and Tokyo?', base))
     expect(events.filter((event) => event.type === 'tool-call')).toEqual([
       {
@@ -142,8 +151,8 @@ describe('ClaudeAdapter streaming', () => {
 
   it('yields the identical event sequence when the server splits the bytes at every position', async () => {
     server.enqueue(
-      { sse: readFixture('parallel-tools.sse') },
-      { sse: readFixture('parallel-tools.sse'), chunkBytes: 1 },
+      sse(readFixture('parallel-tools.sse')),
+      sse(readFixture('parallel-tools.sse'), { chunkBytes: 1 }),
     )
     const whole = await collect(adapter().stream('x', base))
     const split = await collect(adapter().stream('x', base))
@@ -157,7 +166,7 @@ describe('ClaudeAdapter streaming', () => {
   })
 
   it('streams thinking, keeps the signature in the block, and counts cache reads and writes as input', async () => {
-    server.enqueue({ sse: readFixture('thinking-cache.sse') })
+    server.enqueue(sse(readFixture('thinking-cache.sse')))
     const events = await collect(adapter().stream('27 * 453?', base))
     expect(events.filter((event) => event.type === 'thinking-delta')).toEqual([
       { type: 'thinking-delta', text: 'Let me solve this step by step:\n\n1. First break down 27 * 453' },
@@ -189,7 +198,7 @@ describe('ClaudeAdapter streaming', () => {
   })
 
   it('maps refusal to content_filter, keeps the raw reason and details, and ignores unknown event types', async () => {
-    server.enqueue({ sse: readFixture('refusal.sse') })
+    server.enqueue(sse(readFixture('refusal.sse')))
     const events = await collect(adapter().stream('x', base))
     expect(events.at(-1)).toEqual({
       type: 'message',
@@ -207,7 +216,7 @@ describe('ClaudeAdapter streaming', () => {
   })
 
   it('maps an unknown stop reason to other with the raw value kept, and reports no usage when Claude sent none', async () => {
-    server.enqueue({ sse: readFixture('unknown-stop-no-usage.sse') })
+    server.enqueue(sse(readFixture('unknown-stop-no-usage.sse')))
     const events = await collect(adapter().stream('x', base))
     expect(events.some((event) => event.type === 'usage')).toBe(false)
     expect(events).toEqual([
@@ -224,7 +233,7 @@ describe('ClaudeAdapter streaming', () => {
   })
 
   it('keeps redacted thinking and citations as provider metadata and sends them back unchanged', async () => {
-    server.enqueue({ sse: readFixture('redacted-citations.sse') }, { sse: readFixture('text.sse') })
+    server.enqueue(sse(readFixture('redacted-citations.sse')), sse(readFixture('text.sse')))
     const events = await collect(adapter().stream('Sky?', base))
     const final = events.at(-1) as Extract<AdapterMessage, { type: 'message' }>
     expect(final.content).toEqual([
@@ -256,7 +265,7 @@ describe('ClaudeAdapter streaming', () => {
     ])
     const history = [message(0, 'user', 'Sky?'), message(1, 'agent', structuredClone(final.content))]
     await collect(adapter().stream('Thanks', { ...base, history }))
-    expect(server.requests[1]?.body.messages).toEqual([
+    expect(bodyOf(1).messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'Sky?' }] },
       {
         role: 'assistant',
@@ -286,7 +295,7 @@ describe('ClaudeAdapter streaming', () => {
   })
 
   it('yields fresh objects: mutating a yielded tool input changes nothing in the final message', async () => {
-    server.enqueue({ sse: readFixture('tool-use.sse') })
+    server.enqueue(sse(readFixture('tool-use.sse')))
     const events: AdapterMessage[] = []
     for await (const event of adapter().stream('x', base)) {
       if (event.type === 'tool-call') (event.input as Record<string, unknown>).location = 'mutated'
@@ -298,7 +307,7 @@ describe('ClaudeAdapter streaming', () => {
 
 describe('ClaudeAdapter requests', () => {
   it('sends auth, the streaming flag, model, max_tokens, system prompt, tools and the history in order', async () => {
-    server.enqueue({ sse: readFixture('text.sse') })
+    server.enqueue(sse(readFixture('text.sse')))
     const history: AnyMessage[] = [
       message(0, 'user', [
         { type: 'text', text: 'Look at these' },
@@ -336,12 +345,13 @@ describe('ClaudeAdapter requests', () => {
         ],
       }),
     )
-    const [request] = server.requests
+    const request = server.requests[0]?.received
     expect(request?.method).toBe('POST')
     expect(request?.url).toBe('/v1/messages')
     expect(request?.headers.authorization).toBe(`Bearer ${API_KEY}`)
     expect(request?.headers['x-stainless-retry-count']).toBe('0')
-    expect(request?.body).toEqual({
+    expect(request?.headers['anthropic-version']).toBe('2026-10-21')
+    expect(bodyOf(0)).toEqual({
       model: 'claude-sonnet-5-5',
       max_tokens: DEFAULT_CLAUDE_MAX_OUTPUT_TOKENS,
       stream: true,
@@ -390,11 +400,10 @@ describe('ClaudeAdapter requests', () => {
   })
 
   it('passes providerOptions.claude as request fields and headers, growing max_tokens above a thinking budget', async () => {
-    server.enqueue({ sse: readFixture('thinking-cache.sse') })
+    server.enqueue(sse(readFixture('thinking-cache.sse')))
     await collect(
       adapter({ maxOutputTokens: 2000 }).stream('Think', {
         ...base,
-        temperature: 1,
         providerOptions: {
           claude: {
             thinking: { type: 'enabled', budget_tokens: 4096 },
@@ -406,21 +415,44 @@ describe('ClaudeAdapter requests', () => {
         },
       }),
     )
-    const [request] = server.requests
-    expect(request?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14')
-    expect(request?.body).toMatchObject({
+    expect(server.requests[0]?.received.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14')
+    const body = bodyOf(0)
+    expect(body).toMatchObject({
       max_tokens: 6096,
-      temperature: 1,
       thinking: { type: 'enabled', budget_tokens: 4096 },
       tool_choice: { type: 'auto' },
       metadata: { user_id: 'u-42' },
     })
-    expect(request?.body).not.toHaveProperty('headers')
-    expect(request?.body).not.toHaveProperty('openai')
+    expect(body).not.toHaveProperty('headers')
+    expect(body).not.toHaveProperty('openai')
+  })
+
+  it('refuses temperature, top_p and top_k before the request on API version 2026-10-21, which rejects them', async () => {
+    for (const options of [
+      { temperature: 0.2 },
+      { providerOptions: { claude: { top_k: 5 } } },
+      { providerOptions: { claude: { top_p: 0.9 } } },
+    ]) {
+      const error = await collect(adapter().stream('x', { ...base, ...options })).catch(
+        (caught: unknown) => caught,
+      )
+      expect(error).toBeInstanceOf(ValidationError)
+      expect((error as Error).message).toMatch(
+        /^(temperature|providerOptions\.claude\.top_[kp]) is not supported by the Claude adapter \(provider 'claude'\): Claude API version 2026-10-21 .* apiVersion: '2023-06-01'/,
+      )
+    }
+    expect(server.requests).toHaveLength(0)
+  })
+
+  it('sends temperature with an API version that takes it, in the anthropic-version header', async () => {
+    server.enqueue(sse(readFixture('text.sse')))
+    await collect(adapter({ apiVersion: '2023-06-01' }).stream('x', { ...base, temperature: 0.2 }))
+    expect(server.requests[0]?.received.headers['anthropic-version']).toBe('2023-06-01')
+    expect(bodyOf(0)).toMatchObject({ temperature: 0.2 })
   })
 
   it('uses the constructor model and maxOutputTokens when the send names none', async () => {
-    server.enqueue({ sse: readFixture('text.sse') }, { sse: readFixture('text.sse') })
+    server.enqueue(sse(readFixture('text.sse')), sse(readFixture('text.sse')))
     await collect(
       adapter({ model: 'claude-haiku-5-5', maxOutputTokens: 1234 }).stream('x', { ...base, model: '' }),
     )
@@ -431,7 +463,7 @@ describe('ClaudeAdapter requests', () => {
         maxOutputTokens: 99,
       }),
     )
-    expect(server.requests.map((request) => [request.body.model, request.body.max_tokens])).toEqual([
+    expect([0, 1].map((index) => [bodyOf(index).model, bodyOf(index).max_tokens])).toEqual([
       ['claude-haiku-5-5', 1234],
       [DEFAULT_CLAUDE_MODEL, 99],
     ])
@@ -447,14 +479,13 @@ describe('ClaudeAdapter requests', () => {
 
   it('uses an injected client as is, but never lets it retry', async () => {
     const client = new Anthropic({ apiKey: 'sk-injected-key-000', baseURL: server.baseURL, maxRetries: 5 })
-    server.enqueue({
-      status: 500,
-      json: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } },
-    })
+    server.enqueue(
+      jsonError(500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } }),
+    )
     const { error } = await collectUntilError(new ClaudeAdapter({ client }).stream('x', base))
     expect(error).toMatchObject({ kind: 'server', status: 500, retryable: true, provider: 'claude' })
     expect(server.requests).toHaveLength(1)
-    expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-injected-key-000')
+    expect(server.requests[0]?.received.headers.authorization).toBe('Bearer sk-injected-key-000')
   })
 })
 
@@ -473,12 +504,42 @@ describe('ClaudeAdapter construction', () => {
     }
   })
 
-  it('rejects invalid options from the constructor without any request', () => {
-    expect(() => new ClaudeAdapter({ apiKey: API_KEY, idleTimeoutMs: 0 })).toThrow(ConfigurationError)
-    expect(() => new ClaudeAdapter({ apiKey: API_KEY, maxOutputTokens: 1.5 })).toThrow(ConfigurationError)
-    expect(() => new ClaudeAdapter({ apiKey: API_KEY, model: ' ' })).toThrow(ConfigurationError)
-    expect(() => new ClaudeAdapter({ apiKey: API_KEY, baseURL: 'ftp://x' })).toThrow(ConfigurationError)
+  it('rejects invalid options from the constructor with a ValidationError naming the option, without any request', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ idleTimeoutMs: 0 }, 'idleTimeoutMs'],
+      [{ maxOutputTokens: 1.5 }, 'maxOutputTokens'],
+      [{ model: ' ' }, 'model'],
+      [{ baseURL: 'ftp://x' }, 'baseURL'],
+      [{ apiVersion: '' }, 'apiVersion'],
+    ]
+    for (const [options, option] of cases) {
+      expect(() => new ClaudeAdapter({ apiKey: API_KEY, ...options })).toThrow(ValidationError)
+      expect(() => new ClaudeAdapter({ apiKey: API_KEY, ...options })).toThrow(
+        `Invalid ${option} for the Claude adapter (provider 'claude')`,
+      )
+    }
     expect(server.requests).toHaveLength(0)
+  })
+
+  it('takes the base URL from ANTHROPIC_BASE_URL when no baseURL is given', async () => {
+    const saved = process.env.ANTHROPIC_BASE_URL
+    try {
+      process.env.ANTHROPIC_BASE_URL = server.baseURL
+      server.enqueue(sse(readFixture('text.sse')))
+      const events = await collect(new ClaudeAdapter({ apiKey: API_KEY }).stream('x', base))
+      expect(events.at(-1)).toMatchObject({
+        type: 'message',
+        content: [{ type: 'text', text: 'Hello there!' }],
+      })
+      expect(server.requests).toHaveLength(1)
+      process.env.ANTHROPIC_BASE_URL = 'not a url'
+      expect(() => new ClaudeAdapter({ apiKey: API_KEY })).toThrow(
+        'Invalid ANTHROPIC_BASE_URL for the Claude adapter',
+      )
+    } finally {
+      if (saved === undefined) delete process.env.ANTHROPIC_BASE_URL
+      else process.env.ANTHROPIC_BASE_URL = saved
+    }
   })
 })
 
@@ -510,14 +571,13 @@ describe('ClaudeAdapter errors', () => {
   ]
   for (const entry of cases) {
     it(`maps HTTP ${entry.name} to kind ${entry.kind} (retryable: ${entry.retryable}) without retrying`, async () => {
-      server.enqueue({
-        status: entry.status,
-        json: {
+      server.enqueue(
+        jsonError(entry.status, {
           type: 'error',
           error: { type: entry.type, message: entry.message ?? `${entry.type} happened` },
           request_id: 'req_1',
-        },
-      })
+        }),
+      )
       const { events, error } = await collectUntilError(adapter().stream('x', base))
       expect(events).toEqual([])
       expect(isAdapterError(error)).toBe(true)
@@ -537,12 +597,8 @@ describe('ClaudeAdapter errors', () => {
       error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
     }
     server.enqueue(
-      { status: 429, json: rateLimited, headers: { 'retry-after': '7' } },
-      {
-        status: 429,
-        json: rateLimited,
-        headers: { 'retry-after': new Date(Date.now() + 120_000).toUTCString() },
-      },
+      jsonError(429, rateLimited, { 'retry-after': '7' }),
+      jsonError(429, rateLimited, { 'retry-after': new Date(Date.now() + 120_000).toUTCString() }),
     )
     const first = await collectUntilError(adapter().stream('x', base))
     expect(first.error).toMatchObject({
@@ -559,17 +615,19 @@ describe('ClaudeAdapter errors', () => {
   })
 
   it('honours x-should-retry: false on a 5xx', async () => {
-    server.enqueue({
-      status: 500,
-      json: { type: 'error', error: { type: 'api_error', message: 'no' } },
-      headers: { 'x-should-retry': 'false' },
-    })
+    server.enqueue(
+      jsonError(
+        500,
+        { type: 'error', error: { type: 'api_error', message: 'no' } },
+        { 'x-should-retry': 'false' },
+      ),
+    )
     const { error } = await collectUntilError(adapter().stream('x', base))
     expect(error).toMatchObject({ kind: 'server', retryable: false })
   })
 
   it('delivers the events before a mid-stream error frame, then throws overloaded', async () => {
-    server.enqueue({ sse: readFixture('error-overloaded.sse') })
+    server.enqueue(sse(readFixture('error-overloaded.sse')))
     const { events, error } = await collectUntilError(adapter().stream('x', base))
     expect(events).toEqual([{ type: 'text-delta', text: 'Partial answer' }])
     expect(error).toBeInstanceOf(AdapterError)
@@ -578,41 +636,46 @@ describe('ClaudeAdapter errors', () => {
   })
 
   it('treats a stream that ends without message_stop as a retryable network error, never a success', async () => {
-    server.enqueue({ sse: readFixture('truncated.sse') })
+    server.enqueue(sse(readFixture('truncated.sse')))
     const { events, error } = await collectUntilError(adapter().stream('x', base))
     expect(events).toEqual([{ type: 'text-delta', text: 'This reply is cut' }])
     expect(error).toMatchObject({ kind: 'network', retryable: true })
   })
 
   it('maps a connection reset mid-stream to a retryable network error', async () => {
-    const sse = readFixture('text.sse')
-    server.enqueue({ sse, resetAfterBytes: sse.indexOf('event: content_block_stop') })
+    const text = readFixture('text.sse')
+    server.enqueue(
+      sse(text, { truncateAfterFrame: frameOf(text, 'content_block_stop'), truncateMode: 'reset' }),
+    )
     const { events, error } = await collectUntilError(adapter().stream('x', base))
     expect(events.every((event) => event.type === 'text-delta')).toBe(true)
     expect(error).toMatchObject({ kind: 'network', retryable: true })
   })
 
-  it('maps a malformed frame to a typed error quoting the bad bytes in its cause', async () => {
-    const sse = readFixture('text.sse').replace(
+  it('maps a malformed frame to the shared protocol error: server, not retryable, the bad bytes quoted', async () => {
+    const text = readFixture('text.sse').replace(
       'data: {"type":"content_block_stop","index":0}',
       'data: {"type":"content_block_st',
     )
-    server.enqueue({ sse })
-    const { error } = await collectUntilError(adapter().stream('x', base))
+    server.enqueue(sse(text))
+    const { events, error } = await collectUntilError(adapter().stream('x', base))
+    expect(events.map((event) => event.type)).toEqual(['text-delta', 'text-delta', 'text-delta'])
     expect(error).toBeInstanceOf(AdapterError)
-    expect(error).toMatchObject({ kind: 'server' })
-    expect(String((error as AdapterError).cause)).toContain('content_block_st')
-    expect(error).not.toBeInstanceOf(SyntaxError)
+    expect(error).toMatchObject({
+      kind: 'server',
+      retryable: false,
+      message: 'Claude sent a malformed stream frame (protocol error).',
+    })
+    expect((error as AdapterError).cause).toMatchObject({ excerpt: '{"type":"content_block_st' })
   })
 
   it('never puts the API key in an error message, stack, cause or JSON, even when the body echoes it', async () => {
-    server.enqueue({
-      status: 401,
-      json: {
+    server.enqueue(
+      jsonError(401, {
         type: 'error',
         error: { type: 'authentication_error', message: `invalid x-api-key: ${API_KEY}` },
-      },
-    })
+      }),
+    )
     const { error } = await collectUntilError(adapter().stream('x', base))
     const adapterError = error as AdapterError
     expect(adapterError.kind).toBe('authentication')
@@ -630,19 +693,23 @@ describe('ClaudeAdapter errors', () => {
   })
 
   it('fails with kind timeout and closes the connection when the stream stalls longer than idleTimeoutMs', async () => {
-    const sse = readFixture('text.sse')
-    server.enqueue({ sse, stallAfterBytes: sse.indexOf('event: content_block_delta') })
-    const disconnected = server.waitForDisconnect()
+    const text = readFixture('text.sse')
+    server.enqueue(
+      sse(text, {
+        pauseBeforeFrame: frameOf(text, 'content_block_delta'),
+        pauseMs: Number.POSITIVE_INFINITY,
+      }),
+    )
     const { error } = await collectUntilError(adapter({ idleTimeoutMs: 150 }).stream('x', base))
     expect(error).toMatchObject({ kind: 'timeout', retryable: true, provider: 'claude' })
-    await disconnected
+    await server.waitForDisconnect()
   })
 
   it('keeps a slow stream alive as long as bytes (even pings the SDK skips) keep arriving within idleTimeoutMs', async () => {
-    const ping = 'event: ping\ndata: {"type": "ping"}\n\n'
     const text = readFixture('text.sse')
-    const start = text.indexOf('event: content_block_start')
-    server.enqueue({ sse: text.slice(0, start) + ping.repeat(6) + text.slice(start), delayMs: 60 })
+    server.enqueue(
+      sse(text, { pauseBeforeFrame: frameOf(text, 'content_block_start'), pauseMs: 700, heartbeatMs: 60 }),
+    )
     const events = await collect(adapter({ idleTimeoutMs: 400 }).stream('x', base))
     expect(events.at(-1)).toMatchObject({
       type: 'message',
@@ -651,11 +718,16 @@ describe('ClaudeAdapter errors', () => {
   })
 
   it('fails with kind timeout when no response headers arrive within idleTimeoutMs', async () => {
-    server.enqueue({ hang: true })
-    const disconnected = server.waitForDisconnect()
+    server.enqueue(
+      sse(readFixture('text.sse'), {
+        pauseBeforeFrame: 0,
+        pauseMs: Number.POSITIVE_INFINITY,
+        holdHeaders: true,
+      }),
+    )
     const { error } = await collectUntilError(adapter({ idleTimeoutMs: 150 }).stream('x', base))
     expect(error).toMatchObject({ kind: 'timeout', retryable: true })
-    await disconnected
+    await server.waitForDisconnect()
   })
 })
 
@@ -669,10 +741,11 @@ describe('ClaudeAdapter abort', () => {
   })
 
   it('ends with kind aborted mid-stream, yields nothing after, and closes the connection', async () => {
-    const sse = readFixture('text.sse')
-    server.enqueue({ sse, stallAfterBytes: sse.indexOf('event: content_block_stop') })
+    const text = readFixture('text.sse')
+    server.enqueue(
+      sse(text, { pauseBeforeFrame: frameOf(text, 'content_block_stop'), pauseMs: Number.POSITIVE_INFINITY }),
+    )
     const controller = new AbortController()
-    const disconnected = server.waitForDisconnect()
     const events: AdapterMessage[] = []
     let error: unknown
     try {
@@ -685,17 +758,18 @@ describe('ClaudeAdapter abort', () => {
     }
     expect(events).toEqual([{ type: 'text-delta', text: 'Hello' }])
     expect(error).toMatchObject({ kind: 'aborted' })
-    await disconnected
+    await server.waitForDisconnect()
   })
 
   it('closes the connection when the caller breaks out early', async () => {
-    const sse = readFixture('text.sse')
-    server.enqueue({ sse, stallAfterBytes: sse.indexOf('event: content_block_stop') })
-    const disconnected = server.waitForDisconnect()
+    const text = readFixture('text.sse')
+    server.enqueue(
+      sse(text, { pauseBeforeFrame: frameOf(text, 'content_block_stop'), pauseMs: Number.POSITIVE_INFINITY }),
+    )
     for await (const event of adapter().stream('x', base)) {
       expect(event.type).toBe('text-delta')
       break
     }
-    await disconnected
+    await server.waitForDisconnect()
   })
 })

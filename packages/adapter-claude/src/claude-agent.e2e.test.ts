@@ -1,21 +1,22 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { anthropicMessagesDialect, type FakeProvider, startFakeProvider } from '@agentx/contract-tests'
 import { createAgent, type Tool } from '@agentx/core'
 import { SqlitePersister } from '@agentx/persister-sqlite'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readFixture, type ReplayServer, startReplayServer } from './__fixtures__/loopback-server.js'
+import { readFixture, sse } from './__fixtures__/claude-fixtures.js'
 import { createClaudeAdapter } from './claude-adapter.js'
 import { ClaudeSessionFactory } from './claude-session-factory.js'
 
 const API_KEY = 'fake-anthropic-e2e-key-do-not-persist'
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
-let server: ReplayServer
+let server: FakeProvider
 let folder: string
 
 beforeEach(async () => {
-  server = await startReplayServer()
+  server = await startFakeProvider({ dialect: anthropicMessagesDialect })
   folder = mkdtempSync(join(tmpdir(), 'agentx-claude-e2e-'))
 })
 afterEach(async () => {
@@ -52,9 +53,9 @@ describe('createAgent + ClaudeAdapter + SqlitePersister over the loopback server
     await agent.initialize()
     // Turn 1: a tool call, then the answer after the tool result. Turn 2: a plain reply.
     server.enqueue(
-      { sse: readFixture('tool-use.sse') },
-      { sse: readFixture('final-answer.sse') },
-      { sse: readFixture('text.sse') },
+      sse(readFixture('tool-use.sse')),
+      sse(readFixture('final-answer.sse')),
+      sse(readFixture('text.sse')),
     )
 
     const session = await agent.createSession({})
@@ -76,14 +77,17 @@ describe('createAgent + ClaudeAdapter + SqlitePersister over the loopback server
 
     // What the server received: three requests, each replaying the conversation so far.
     expect(server.requests).toHaveLength(3)
-    for (const request of server.requests) {
-      expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`)
-      expect(request.body).toMatchObject({
+    const bodies = server.requests.map(
+      (request) => JSON.parse(request.received.body) as Record<string, unknown>,
+    )
+    for (const [index, body] of bodies.entries()) {
+      expect(server.requests[index]?.received.headers.authorization).toBe(`Bearer ${API_KEY}`)
+      expect(body).toMatchObject({
         model: 'claude-sonnet-5-5',
         stream: true,
         system: 'You are a weather bot.',
       })
-      expect(request.body.tools).toEqual([
+      expect(body.tools).toEqual([
         {
           name: 'get_weather',
           description: 'Current weather for a city',
@@ -101,7 +105,7 @@ describe('createAgent + ClaudeAdapter + SqlitePersister over the loopback server
       name: 'get_weather',
       input: { location: 'Paris' },
     }
-    expect(server.requests[2]?.body.messages).toEqual([
+    expect(bodies[2]?.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'What is the weather in Paris?' }] },
       {
         role: 'assistant',
@@ -120,9 +124,7 @@ describe('createAgent + ClaudeAdapter + SqlitePersister over the loopback server
       { role: 'assistant', content: [{ type: 'text', text: 'It is 18°C and sunny in Paris.' }] },
       { role: 'user', content: [{ type: 'text', text: 'Thanks!' }] },
     ])
-    expect(server.requests[1]?.body.messages).toEqual(
-      (server.requests[2]!.body.messages as unknown[]).slice(0, 3),
-    )
+    expect(bodies[1]?.messages).toEqual((bodies[2]?.messages as unknown[] | undefined)?.slice(0, 3))
 
     // What was persisted, read back through a fresh persister on the same file.
     const reopened = new SqlitePersister({ filename })

@@ -1,5 +1,6 @@
 import type { AnyMessage, ContentBlock, ImageBlock, ProviderMetadata, ToolResultBlock } from '@agentx/core'
 import { ValidationError } from '@agentx/core'
+import { parseDataUrl, textOf, toolInputObject } from '@agentx/core/provider'
 
 /** A content block as the Messages API takes it (`text`, `image`, `thinking`, `tool_use`, `tool_result` …). */
 export type ClaudeContentBlockParam = { type: string } & Record<string, unknown>
@@ -123,7 +124,7 @@ function convertBlock(block: ContentBlock, role: 'user' | 'assistant'): ClaudeCo
     case 'tool_use':
       if (role !== 'assistant') return undefined
       return withCacheControl(
-        { type: 'tool_use', id: block.id, name: block.name, input: toolInput(block.input) },
+        { type: 'tool_use', id: block.id, name: block.name, input: toolInputObject(block.input) },
         meta,
       )
     case 'tool_result':
@@ -141,10 +142,12 @@ function convertImage(block: ImageBlock): ClaudeContentBlockParam {
     return { type: 'image', source: { type: 'base64', media_type: block.mediaType, data: block.data } }
   }
   if (typeof block.url === 'string' && block.url !== '') {
-    if (block.url.startsWith('data:')) {
-      const match = /^data:([^;,]+);base64,(.*)$/s.exec(block.url)
-      if (match) return { type: 'image', source: { type: 'base64', media_type: match[1], data: match[2] } }
-    }
+    const inline = parseDataUrl(block.url)
+    if (inline !== undefined)
+      return {
+        type: 'image',
+        source: { type: 'base64', media_type: inline.mediaType || block.mediaType, data: inline.data },
+      }
     return { type: 'image', source: { type: 'url', url: block.url } }
   }
   throw new ValidationError('An image block needs base64 `data` or a `url`.')
@@ -173,14 +176,6 @@ function convertToolResult(block: ToolResultBlock): ClaudeContentBlockParam {
   }
   if (block.isError === true) param.is_error = true
   return param
-}
-
-/** Tool input must be a JSON object on the wire; anything else (a raw-arguments string, null) is wrapped. */
-function toolInput(input: unknown): Record<string, unknown> {
-  if (typeof input === 'object' && input !== null && !Array.isArray(input))
-    return input as Record<string, unknown>
-  if (input === undefined || input === null) return {}
-  return { value: input }
 }
 
 /**
@@ -252,12 +247,4 @@ function withCacheControl(
 function claudeMetadata(metadata: ProviderMetadata | undefined): Record<string, unknown> | undefined {
   const value = metadata?.[KEY]
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined
-}
-
-function textOf(content: string | readonly ContentBlock[]): string {
-  if (typeof content === 'string') return content
-  return content
-    .filter((block) => block.type === 'text')
-    .map((block) => (block as { text: string }).text)
-    .join('\n')
 }

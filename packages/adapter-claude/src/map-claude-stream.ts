@@ -1,9 +1,7 @@
 import type { AdapterMessage, ContentBlock, StopReason, TokenUsage } from '@agentx/core'
-import { AdapterError } from '@agentx/core'
-import { CLAUDE_PROVIDER } from './map-claude-error.js'
-
-/** One parsed Messages API stream event (`message_start`, `content_block_delta` …), as the SDK yields it. */
-export type ClaudeStreamEvent = { type: string } & Record<string, unknown>
+import { incompleteStreamError, parseJsonFrame, parseToolInput } from '@agentx/core/provider'
+import type { ProviderIdentity, ServerSentEventMapper } from '@agentx/core/provider'
+import { mapClaudeStreamError } from './map-claude-error.js'
 
 /**
  * Response-level data Claude reports that core's message event has no field for. Attached to the
@@ -69,123 +67,175 @@ interface RawUsage {
   output_tokens_details?: { thinking_tokens?: unknown } | null
 }
 
+type Json = Record<string, unknown>
+
+const TEXT_DELTA_HEAD = '{"type":"content_block_delta","index":'
+const TEXT_DELTA_MIDDLE = ',"delta":{"type":"text_delta","text":"'
+
 /**
- * Turns a Messages API event stream into {@link AdapterMessage}s: `text-delta` and
- * `thinking-delta` as they arrive, one `tool-call` per `tool_use` block once its `input_json_delta`
- * fragments are complete (parallel calls kept apart by block index), then at `message_stop` one
- * `usage` (from `message_start` plus the cumulative `message_delta`; `inputTokens` = input + cache
- * read + cache creation) and one `message` with every block in wire order.
+ * The Messages API stream protocol, for one response: turns each server-sent event into
+ * {@link AdapterMessage}s — `text-delta` and `thinking-delta` as they arrive, one `tool-call` per
+ * `tool_use` block once its `input_json_delta` fragments are complete (parallel calls kept apart
+ * by block index), then at `message_stop` one `usage` (from `message_start` plus the cumulative
+ * `message_delta`; `inputTokens` = input + cache read + cache creation) and one `message` with
+ * every block in wire order.
  *
- * A stream that ends before `message_stop` throws a retryable `network` {@link AdapterError}: a
- * truncated response is never a success. Events after `message_stop`, and errors while draining
- * them, are ignored. Unknown event and block types are ignored. Called by {@link ClaudeAdapter}.
+ * An `error` event throws its mapped error (`overloaded_error` → `overloaded` …); a body that ends
+ * before `message_stop` throws a retryable `network` error (never a success); `ping` and unknown
+ * event and block types are ignored. Made by {@link ClaudeAdapter} for each request and driven by
+ * `streamServerSentEvents` from `@agentx/core/provider`.
  */
-export async function* mapClaudeStream(
-  events: AsyncIterable<ClaudeStreamEvent>,
-): AsyncGenerator<AdapterMessage, void, undefined> {
-  const blocks = new Map<number, BlockState>()
-  const metadata: ClaudeResponseMetadata = {}
-  const usage: RawUsage = {}
-  let rawStopReason: string | undefined
-  let started = false
-  let completed = false
-  try {
-    for await (const event of events) {
-      if (completed) continue
-      switch (event.type) {
-        case 'message_start': {
-          started = true
-          const message = asRecord(event.message)
-          if (typeof message.id === 'string') metadata.messageId = message.id
-          if (typeof message.model === 'string') metadata.model = message.model
-          mergeUsage(usage, message.usage)
-          break
-        }
-        case 'content_block_start': {
-          const index = asIndex(event.index)
-          const block = asRecord(event.content_block)
-          const state = startBlock(block)
-          blocks.set(index, state)
-          if (state.kind === 'text' && state.text !== '') yield { type: 'text-delta', text: state.text }
-          if (state.kind === 'thinking' && state.text !== '')
-            yield { type: 'thinking-delta', text: state.text }
-          break
-        }
-        case 'content_block_delta': {
-          const index = asIndex(event.index)
-          const delta = asRecord(event.delta)
-          let state = blocks.get(index)
-          if (state === undefined) {
-            // A delta without its start: infer the block from the delta so nothing is lost.
-            state = startBlock({
-              type: delta.type === 'thinking_delta' || delta.type === 'signature_delta' ? 'thinking' : 'text',
-            })
-            blocks.set(index, state)
-          }
-          const text = applyDelta(state, delta)
-          if (text !== undefined && text !== '') {
-            yield state.kind === 'thinking' ? { type: 'thinking-delta', text } : { type: 'text-delta', text }
-          }
-          break
-        }
-        case 'content_block_stop': {
-          const state = blocks.get(asIndex(event.index))
-          if (state?.kind === 'tool' && !state.done) {
-            finishTool(state)
-            yield { type: 'tool-call', id: state.id, name: state.name, input: structuredClone(state.input) }
-          }
-          break
-        }
-        case 'message_delta': {
-          const delta = asRecord(event.delta)
-          if (typeof delta.stop_reason === 'string') rawStopReason = delta.stop_reason
-          if (typeof delta.stop_sequence === 'string') metadata.stopSequence = delta.stop_sequence
-          if (delta.stop_details !== undefined && delta.stop_details !== null)
-            metadata.stopDetails = delta.stop_details
-          mergeUsage(usage, event.usage)
-          break
-        }
-        case 'message_stop': {
-          completed = true
-          // Tool blocks whose stop never came are still complete calls once the message is.
-          for (const state of blocks.values()) {
-            if (state.kind === 'tool' && !state.done) {
-              finishTool(state)
-              yield { type: 'tool-call', id: state.id, name: state.name, input: structuredClone(state.input) }
-            }
-          }
-          const tokenUsage = toTokenUsage(usage)
-          if (tokenUsage) yield { type: 'usage', usage: tokenUsage }
-          if (rawStopReason !== undefined) metadata.stopReason = rawStopReason
-          const message: ClaudeMessageEvent = {
-            type: 'message',
-            content: toContent(blocks),
-            stopReason: mapClaudeStopReason(rawStopReason),
-            providerMetadata: { claude: { ...metadata } },
-          }
-          yield message
-          break
-        }
-        default:
-          // `ping` and event types newer than this adapter.
-          break
-      }
-    }
-  } catch (error) {
-    if (completed) return
-    throw error
+export class ClaudeStreamMapper implements ServerSentEventMapper {
+  complete = false
+  readonly #provider: ProviderIdentity
+  readonly #blocks = new Map<number, BlockState>()
+  readonly #metadata: ClaudeResponseMetadata = {}
+  readonly #usage: RawUsage = {}
+  #rawStopReason: string | undefined
+
+  constructor(provider: ProviderIdentity) {
+    this.#provider = provider
   }
-  if (!completed) {
-    throw new AdapterError(
-      started
-        ? 'The Claude stream ended before message_stop: the response is incomplete.'
-        : 'The Claude stream ended before any event arrived.',
-      { kind: 'network', provider: CLAUDE_PROVIDER, retryable: true },
-    )
+
+  onEvent(event: string | undefined, data: string, output: AdapterMessage[]): void {
+    if (event === 'ping') return
+    if (event === 'content_block_delta' && this.#onTextDelta(data, output)) return
+    const frame = parseJsonFrame(this.#provider, data)
+    switch (typeof frame.type === 'string' ? frame.type : event) {
+      case 'content_block_delta':
+        this.#onDelta(frame, output)
+        break
+      case 'message_start': {
+        const message = asRecord(frame.message)
+        if (typeof message.id === 'string') this.#metadata.messageId = message.id
+        if (typeof message.model === 'string') this.#metadata.model = message.model
+        mergeUsage(this.#usage, message.usage)
+        break
+      }
+      case 'content_block_start': {
+        const state = startBlock(asRecord(frame.content_block))
+        this.#blocks.set(asIndex(frame.index), state)
+        if (state.kind === 'text' && state.text !== '') output.push({ type: 'text-delta', text: state.text })
+        if (state.kind === 'thinking' && state.text !== '')
+          output.push({ type: 'thinking-delta', text: state.text })
+        break
+      }
+      case 'content_block_stop': {
+        const state = this.#blocks.get(asIndex(frame.index))
+        if (state?.kind === 'tool' && !state.done) output.push(finishTool(state))
+        break
+      }
+      case 'message_delta': {
+        const delta = asRecord(frame.delta)
+        if (typeof delta.stop_reason === 'string') this.#rawStopReason = delta.stop_reason
+        if (typeof delta.stop_sequence === 'string') this.#metadata.stopSequence = delta.stop_sequence
+        if (delta.stop_details !== undefined && delta.stop_details !== null)
+          this.#metadata.stopDetails = delta.stop_details
+        mergeUsage(this.#usage, frame.usage)
+        break
+      }
+      case 'message_stop':
+        this.#finish(output)
+        break
+      case 'error':
+        throw mapClaudeStreamError(this.#provider, asRecord(frame.error), frame)
+      default:
+        // Event types newer than this adapter.
+        break
+    }
+  }
+
+  onEnd(): void {
+    throw incompleteStreamError(this.#provider, 'message_stop')
+  }
+
+  /**
+   * The frame that is nearly all of a stream, read without `JSON.parse`:
+   * `{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}` exactly as
+   * the API serialises it, with text free of escapes (so the raw characters are the text). Any
+   * other shape returns `false` and takes the general path.
+   */
+  #onTextDelta(data: string, output: AdapterMessage[]): boolean {
+    if (!data.startsWith(TEXT_DELTA_HEAD) || !data.endsWith('"}}')) return false
+    let at = TEXT_DELTA_HEAD.length
+    const digitsStart = at
+    while (at < data.length && data.charCodeAt(at) >= 48 && data.charCodeAt(at) <= 57) at++
+    if (at === digitsStart || at - digitsStart > 9 || !data.startsWith(TEXT_DELTA_MIDDLE, at)) return false
+    const textStart = at + TEXT_DELTA_MIDDLE.length
+    const textEnd = data.length - 3
+    if (textEnd <= textStart) return false
+    const text = data.slice(textStart, textEnd)
+    // A quote or backslash means escapes (or a different shape): leave it to JSON.parse.
+    if (text.includes('"') || text.includes('\\')) return false
+    const state = this.#blocks.get(Number(data.slice(digitsStart, at)))
+    if (state?.kind !== 'text') return false
+    state.text += text
+    output.push({ type: 'text-delta', text })
+    return true
+  }
+
+  #onDelta(frame: Json, output: AdapterMessage[]): void {
+    const index = asIndex(frame.index)
+    const delta = asRecord(frame.delta)
+    let state = this.#blocks.get(index)
+    if (state === undefined) {
+      // A delta without its start: infer the block from the delta so that nothing is lost.
+      state = startBlock({
+        type: delta.type === 'thinking_delta' || delta.type === 'signature_delta' ? 'thinking' : 'text',
+      })
+      this.#blocks.set(index, state)
+    }
+    switch (delta.type) {
+      case 'text_delta':
+        if (state.kind === 'text' && typeof delta.text === 'string' && delta.text !== '') {
+          state.text += delta.text
+          output.push({ type: 'text-delta', text: delta.text })
+        }
+        break
+      case 'thinking_delta':
+        if (state.kind === 'thinking' && typeof delta.thinking === 'string' && delta.thinking !== '') {
+          state.text += delta.thinking
+          output.push({ type: 'thinking-delta', text: delta.thinking })
+        }
+        break
+      case 'signature_delta':
+        if (state.kind === 'thinking' && typeof delta.signature === 'string')
+          state.signature += delta.signature
+        break
+      case 'input_json_delta':
+        if (state.kind === 'tool' && typeof delta.partial_json === 'string') {
+          state.json += delta.partial_json
+          state.fragments++
+        }
+        break
+      case 'citations_delta':
+        if (state.kind === 'text' && delta.citation !== undefined) state.citations.push(delta.citation)
+        break
+      default:
+        break
+    }
+  }
+
+  #finish(output: AdapterMessage[]): void {
+    this.complete = true
+    // Tool blocks whose stop never came are still complete calls once the message is.
+    for (const state of this.#blocks.values()) {
+      if (state.kind === 'tool' && !state.done) output.push(finishTool(state))
+    }
+    const usage = toTokenUsage(this.#usage)
+    if (usage) output.push({ type: 'usage', usage })
+    if (this.#rawStopReason !== undefined) this.#metadata.stopReason = this.#rawStopReason
+    const message: ClaudeMessageEvent = {
+      type: 'message',
+      content: toContent(this.#blocks),
+      stopReason: mapClaudeStopReason(this.#rawStopReason),
+      providerMetadata: { claude: { ...this.#metadata } },
+    }
+    output.push(message)
   }
 }
 
-function startBlock(block: Record<string, unknown>): BlockState {
+function startBlock(block: Json): BlockState {
   switch (block.type) {
     case 'text':
       return {
@@ -218,53 +268,17 @@ function startBlock(block: Record<string, unknown>): BlockState {
   }
 }
 
-/** Applies a delta to its block; returns the text to stream, if any. */
-function applyDelta(state: BlockState, delta: Record<string, unknown>): string | undefined {
-  switch (delta.type) {
-    case 'text_delta':
-      if (state.kind !== 'text' || typeof delta.text !== 'string') return undefined
-      state.text += delta.text
-      return delta.text
-    case 'thinking_delta':
-      if (state.kind !== 'thinking' || typeof delta.thinking !== 'string') return undefined
-      state.text += delta.thinking
-      return delta.thinking
-    case 'signature_delta':
-      if (state.kind === 'thinking' && typeof delta.signature === 'string') state.signature += delta.signature
-      return undefined
-    case 'input_json_delta':
-      if (state.kind === 'tool' && typeof delta.partial_json === 'string') {
-        state.json += delta.partial_json
-        state.fragments++
-      }
-      return undefined
-    case 'citations_delta':
-      if (state.kind === 'text' && delta.citation !== undefined) state.citations.push(delta.citation)
-      return undefined
-    default:
-      return undefined
-  }
-}
-
 /**
- * Parses the assembled arguments. Empty arguments are `{}`; arguments that are not valid JSON are
- * kept as the raw text (the tool sees exactly what the model wrote), never a thrown SyntaxError.
+ * Completes a tool call. Empty arguments are `{}` (or the input the start carried); arguments that
+ * are not valid JSON are kept as the raw text (the tool sees exactly what the model wrote).
  */
-function finishTool(state: Extract<BlockState, { kind: 'tool' }>): void {
+function finishTool(state: Extract<BlockState, { kind: 'tool' }>): AdapterMessage {
   state.done = true
-  const json = state.json.trim()
-  if (json === '') {
-    // No fragments: the input the start carried is the whole input (`{}` for a call without arguments).
-    const start = state.startInput
-    state.input =
-      state.fragments === 0 && typeof start === 'object' && start !== null ? structuredClone(start) : {}
-    return
-  }
-  try {
-    state.input = JSON.parse(json)
-  } catch {
-    state.input = state.json
-  }
+  const start = state.startInput
+  if (state.json.trim() === '' && state.fragments === 0 && typeof start === 'object' && start !== null)
+    state.input = structuredClone(start)
+  else state.input = parseToolInput(state.json).input
+  return { type: 'tool-call', id: state.id, name: state.name, input: structuredClone(state.input) }
 }
 
 function toContent(blocks: Map<number, BlockState>): ContentBlock[] {
@@ -345,8 +359,8 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
 
-function asRecord(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}
+function asRecord(value: unknown): Json {
+  return typeof value === 'object' && value !== null ? (value as Json) : {}
 }
 
 function asIndex(value: unknown): number {

@@ -1,13 +1,13 @@
 import {
-  AdapterError,
   type AnyMessage,
   type ContentBlock,
   type ImageBlock,
   type ToolResultBlock,
+  ValidationError,
 } from '@agentx/core'
+import { parseDataUrl, textOf, toolInputObject } from '@agentx/core/provider'
 import type { Content, Part } from '@google/genai'
 import { readGeminiMetadata } from './gemini-provider-metadata.js'
-import { GEMINI_PROVIDER } from './map-gemini-error.js'
 
 /** A conversation in Gemini's terms: `contents` plus the `systemInstruction`. */
 export interface GeminiConversation {
@@ -44,8 +44,8 @@ interface ToolCallInfo {
  * Consecutive turns of the same role are merged, as Gemini expects alternating roles. A tool call
  * that no tool result answers (its tools were interrupted) is left out, as Gemini rejects it.
  *
- * Throws an {@link AdapterError} of kind `invalid_request` (before any request is made) for a tool
- * result that answers no tool call, or an image with neither `data` nor `url`.
+ * Throws a `ValidationError` (before any request is made) for a tool result that answers no tool
+ * call, or an image with neither `data` nor `url`.
  *
  * Called by `GeminiAdapter` for each request; exported for custom adapters and tests.
  */
@@ -112,7 +112,7 @@ function toParts(
         if (info?.answered !== true) break
         const functionCall: NonNullable<Part['functionCall']> = {
           name: block.name,
-          args: toArgs(block.input),
+          args: toolInputObject(block.input),
         }
         if (info?.wireId !== undefined) functionCall.id = info.wireId
         parts.push(withSignature({ functionCall }, signature))
@@ -139,9 +139,8 @@ function withSignature(part: Part, signature: string | undefined): Part {
 function functionResponsePart(block: ToolResultBlock, toolCalls: Map<string, ToolCallInfo>): Part {
   const call = toolCalls.get(block.toolUseId)
   if (call === undefined) {
-    throw new AdapterError(
+    throw new ValidationError(
       `The tool result for "${block.toolUseId}" answers no tool call in the history; Gemini needs the call's name. Keep the agent message with the tool call before its result.`,
-      { kind: 'invalid_request', provider: GEMINI_PROVIDER, retryable: false },
     )
   }
   const output = typeof block.content === 'string' ? block.content : textOf(block.content)
@@ -156,31 +155,11 @@ function functionResponsePart(block: ToolResultBlock, toolCalls: Map<string, Too
 function imagePart(block: ImageBlock): Part {
   if (block.data !== undefined) return { inlineData: { mimeType: block.mediaType, data: block.data } }
   if (block.url !== undefined) {
-    const inline = /^data:([^;,]+)?(?:;[^,]*)?;base64,(.*)$/s.exec(block.url)
-    if (inline) return { inlineData: { mimeType: inline[1] ?? block.mediaType, data: inline[2] ?? '' } }
+    const inline = parseDataUrl(block.url)
+    if (inline) return { inlineData: { mimeType: inline.mediaType || block.mediaType, data: inline.data } }
     return { fileData: { mimeType: block.mediaType, fileUri: block.url } }
   }
-  throw new AdapterError('An image block needs `data` (base64) or `url`.', {
-    kind: 'invalid_request',
-    provider: GEMINI_PROVIDER,
-    retryable: false,
-  })
-}
-
-/** Gemini `args` is a JSON object; anything else is wrapped so that nothing is lost. */
-function toArgs(input: unknown): Record<string, unknown> {
-  if (input === undefined || input === null) return {}
-  if (typeof input === 'object' && !Array.isArray(input)) return input as Record<string, unknown>
-  if (typeof input === 'string') {
-    try {
-      const parsed: unknown = JSON.parse(input)
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
-        return parsed as Record<string, unknown>
-    } catch {
-      // Not JSON: kept as the raw value below.
-    }
-  }
-  return { input }
+  throw new ValidationError('An image block needs `data` (base64) or `url`.')
 }
 
 function collectToolCalls(
@@ -202,12 +181,4 @@ function collectToolCalls(
   visit(prompt)
   for (const [id, call] of calls) call.answered = answered.has(id)
   return calls
-}
-
-function textOf(content: string | ContentBlock[]): string {
-  if (typeof content === 'string') return content
-  return content
-    .filter((block) => block.type === 'text')
-    .map((block) => (block as { text: string }).text)
-    .join('')
 }

@@ -4,29 +4,25 @@ import {
   type AnyMessage,
   ConfigurationError,
   isAdapterError,
+  ValidationError,
 } from '@agentx/core'
 import { collect } from '@agentx/core/testing'
 import { GoogleGenAI } from '@google/genai'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import {
-  fixture,
-  type GeminiLoopbackServer,
-  sseOf,
-  startGeminiLoopbackServer,
-} from '../test/gemini-loopback-server.js'
+import { fixture, type GeminiTestServer, sseOf, startGeminiTestServer } from '../test/gemini-test-server.js'
 import { GeminiAdapter } from './gemini-adapter.js'
 
 const API_KEY = 'g-test-key-5f1e9a'
-let server: GeminiLoopbackServer
+let server: GeminiTestServer
 
 beforeAll(async () => {
-  server = await startGeminiLoopbackServer()
+  server = await startGeminiTestServer()
 })
 afterAll(async () => {
   await server.close()
 })
 afterEach(() => {
-  server.requests.length = 0
+  server.reset()
 })
 
 function adapter(extra: Partial<ConstructorParameters<typeof GeminiAdapter>[0]> = {}): GeminiAdapter {
@@ -142,6 +138,38 @@ describe('GeminiAdapter streaming', () => {
       }),
     )
     expect(server.requests[0]?.url).toBe('/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse')
+  })
+
+  it('takes the base URL and API version from apiVersion, GOOGLE_GEMINI_BASE_URL and GOOGLE_GENAI_API_VERSION', async () => {
+    const saved = { base: process.env.GOOGLE_GEMINI_BASE_URL, version: process.env.GOOGLE_GENAI_API_VERSION }
+    try {
+      process.env.GOOGLE_GEMINI_BASE_URL = server.baseUrl
+      process.env.GOOGLE_GENAI_API_VERSION = 'beta'
+      server.enqueue({ sse: fixture('text-max-tokens.sse') }, { sse: fixture('text-max-tokens.sse') })
+      await collect(new GeminiAdapter({ apiKey: API_KEY }).stream('Hi', { model: 'm', history: [] }))
+      await collect(
+        new GeminiAdapter({ apiKey: API_KEY, apiVersion: 'v1alpha' }).stream('Hi', {
+          model: 'm',
+          history: [],
+        }),
+      )
+      expect(server.requests.map((request) => request.url)).toEqual([
+        '/v1beta/models/m:streamGenerateContent?alt=sse',
+        '/v1alpha/models/m:streamGenerateContent?alt=sse',
+      ])
+      process.env.GOOGLE_GEMINI_BASE_URL = 'gemini.internal'
+      expect(() => new GeminiAdapter({ apiKey: API_KEY })).toThrow(
+        "Invalid GOOGLE_GEMINI_BASE_URL for the Gemini adapter (provider 'gemini')",
+      )
+    } finally {
+      for (const [name, value] of [
+        ['GOOGLE_GEMINI_BASE_URL', saved.base],
+        ['GOOGLE_GENAI_API_VERSION', saved.version],
+      ] as const) {
+        if (value === undefined) delete process.env[name]
+        else process.env[name] = value
+      }
+    }
   })
 
   it('yields the same events when every byte arrives on its own (UTF-8 sequences split)', async () => {
@@ -436,16 +464,15 @@ describe('GeminiAdapter history', () => {
     ])
   })
 
-  it('rejects a tool result that answers no tool call before sending anything', async () => {
-    const { error } = await failure(
+  it('rejects a tool result that answers no tool call with a ValidationError, before sending anything', async () => {
+    const error = await collect(
       adapter().stream([{ type: 'tool_result', toolUseId: 'nowhere', content: 'x' }], {
         model: 'm',
         history: [],
       }),
-    )
-    expect(error.kind).toBe('invalid_request')
-    expect(error.retryable).toBe(false)
-    expect(error.message).toContain('nowhere')
+    ).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(ValidationError)
+    expect((error as Error).message).toContain('nowhere')
     expect(server.requests).toHaveLength(0)
   })
 })
@@ -517,7 +544,11 @@ describe('GeminiAdapter errors', () => {
     })
     const { events, error } = await failure(adapter().stream('x', { model: 'm', history: [] }))
     expect(events).toEqual([{ type: 'text-delta', text: 'partial' }])
-    expect(error).toMatchObject({ kind: 'overloaded', status: 503, retryable: true })
+    expect(error).toMatchObject({
+      kind: 'overloaded',
+      retryable: true,
+      message: 'Gemini reported an error in the stream (503 UNAVAILABLE): The model is overloaded.',
+    })
   })
 
   it('treats a stream that ends cleanly before a finish reason as a retryable network error, never a success', async () => {
@@ -540,15 +571,19 @@ describe('GeminiAdapter errors', () => {
     expect(error).toMatchObject({ kind: 'network', retryable: true })
   })
 
-  it('turns a malformed frame into a typed protocol error quoting it in the cause', async () => {
+  it('turns a malformed frame into the shared protocol error (server, not retryable) quoting it in the cause', async () => {
     server.enqueue({ sse: 'data: {"candidates":[{"content"::: nope}\n\n' })
     const { error } = await failure(adapter().stream('x', { model: 'm', history: [] }))
-    expect(error).toMatchObject({ kind: 'unknown', retryable: false })
-    expect(String((error.cause as Error).message)).toContain('nope')
+    expect(error).toMatchObject({
+      kind: 'server',
+      retryable: false,
+      message: 'Gemini sent a malformed stream frame (protocol error).',
+    })
+    expect(error.cause).toMatchObject({ excerpt: '{"candidates":[{"content"::: nope}' })
   })
 
   it('maps a refused connection to a retryable network error', async () => {
-    const closed = await startGeminiLoopbackServer()
+    const closed = await startGeminiTestServer()
     const baseURL = closed.baseUrl
     await closed.close()
     const { error } = await failure(
@@ -746,7 +781,10 @@ describe('GeminiAdapter construction', () => {
     expect(JSON.stringify([error.message, error.stack, (error.cause as Error).message])).not.toContain(
       API_KEY,
     )
-    expect(() => new GeminiAdapter({ client, apiKey: 'other' })).toThrow(ConfigurationError)
+    expect(() => new GeminiAdapter({ client, apiKey: 'other' })).toThrow(ValidationError)
+    expect(() => new GeminiAdapter({ client, apiKey: 'other' })).toThrow(
+      "apiKey is not supported by the Gemini adapter (provider 'gemini')",
+    )
   })
 
   it('rejects provider options it cannot honour before sending anything', async () => {
@@ -755,15 +793,22 @@ describe('GeminiAdapter construction', () => {
       { gemini: { toolConfig: { functionCallingConfig: { streamFunctionCallArguments: true } } } },
     ]
     for (const providerOptions of bad) {
-      const { error } = await failure(adapter().stream('x', { model: 'm', history: [], providerOptions }))
-      expect(error).toMatchObject({ kind: 'invalid_request', retryable: false })
+      const error = await collect(adapter().stream('x', { model: 'm', history: [], providerOptions })).catch(
+        (caught: unknown) => caught,
+      )
+      expect(error).toBeInstanceOf(ValidationError)
+      expect((error as Error).message).toContain("the Gemini adapter (provider 'gemini')")
     }
     expect(server.requests).toHaveLength(0)
   })
 
   it('refuses options that would make it retry or that contradict each other', () => {
-    expect(() => adapter({ httpOptions: { retryOptions: { attempts: 3 } } })).toThrow(ConfigurationError)
-    expect(() => adapter({ idleTimeoutMs: 0 })).toThrow(ConfigurationError)
-    expect(() => adapter({ httpOptions: { baseUrl: 'http://127.0.0.1:1' } })).toThrow(/disagree/)
+    expect(() => adapter({ httpOptions: { retryOptions: { attempts: 3 } } })).toThrow(ValidationError)
+    expect(() => adapter({ idleTimeoutMs: 0 })).toThrow(
+      "Invalid idleTimeoutMs for the Gemini adapter (provider 'gemini')",
+    )
+    expect(() => adapter({ httpOptions: { baseUrl: 'http://127.0.0.1:1' } })).toThrow(
+      /Invalid baseURL .* the same value as httpOptions\.baseUrl/,
+    )
   })
 })

@@ -1,24 +1,27 @@
 import {
-  AdapterError,
-  type AdapterMessage,
   type AdapterStreamOptions,
-  type AgentAdapter,
   ConfigurationError,
   type ContentBlock,
   type ToolDefinition,
 } from '@agentx/core'
+import { DEFAULT_IDLE_TIMEOUT_MS as SHARED_IDLE_TIMEOUT_MS, invalidOption } from '@agentx/core/provider'
+import { readBaseUrl, readEnv, readIdleTimeoutMs, readProviderOptions } from '@agentx/core/provider'
+import { readStringOption, ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
+import { checkSendOptions } from '@agentx/core/provider'
+import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import { type GenerateContentConfig, GoogleGenAI, type HttpOptions, type Tool } from '@google/genai'
 import { convertToGeminiContents } from './convert-to-gemini-contents.js'
-import { createWatchedFetch, type WatchedResponse } from './create-watched-fetch.js'
-import { IdleWatchdog } from './idle-watchdog.js'
-import { GEMINI_PROVIDER, type GeminiStopCause, mapGeminiError } from './map-gemini-error.js'
-import { mapGeminiStream } from './map-gemini-stream.js'
+import { geminiIdentity, mapGeminiError } from './map-gemini-error.js'
+import { GeminiStreamMapper } from './map-gemini-stream.js'
 
 /** The model used when neither the call nor the adapter names one. */
 export const DEFAULT_GEMINI_MODEL = 'gemini-2.5-flash'
 
 /** Default of {@link GeminiAdapterOptions.idleTimeoutMs}. */
-export const DEFAULT_IDLE_TIMEOUT_MS = 60_000
+export const DEFAULT_IDLE_TIMEOUT_MS: number = SHARED_IDLE_TIMEOUT_MS
+
+/** `generateContent` config fields the adapter sets itself; `providerOptions.gemini` cannot. */
+const RESERVED_CONFIG_FIELDS = ['abortSignal', 'httpOptions', 'systemInstruction', 'tools']
 
 /** Options of {@link GeminiAdapter}. */
 export interface GeminiAdapterOptions {
@@ -30,23 +33,34 @@ export interface GeminiAdapterOptions {
   /** The model used when a request names none (`AdapterStreamOptions.model` is empty). Default is `'gemini-2.5-flash'`. */
   model?: string
   /**
-   * HTTP options of the `@google/genai` client (`baseUrl`, `apiVersion`, `headers`, `timeout`,
-   * `fetch` …). `retryOptions` is refused: retries are the agent's job (`AgentConfig.retry`).
+   * The API origin, without the version segment (the SDK adds it): a proxy, a gateway, a test
+   * server. Same as `httpOptions.baseUrl`. Default is `process.env.GOOGLE_GEMINI_BASE_URL`, else
+   * the SDK's (`https://generativelanguage.googleapis.com`).
+   */
+  baseURL?: string
+  /**
+   * The API version segment of the path (`v1`, `v1beta`). Same as `httpOptions.apiVersion`.
+   * Default is `process.env.GOOGLE_GENAI_API_VERSION` (`beta` meaning `v1beta`, as the SDK reads
+   * it), else the SDK's (`v1` in @google/genai 3.x, `v1beta` in 2.x).
+   */
+  apiVersion?: string
+  /**
+   * HTTP options of the `@google/genai` client (`headers`, `timeout`, `fetch`, `baseUrl`,
+   * `apiVersion` …). `retryOptions` is refused: retries are the agent's job (`AgentConfig.retry`).
    * Default is the SDK's defaults.
    */
   httpOptions?: HttpOptions
-  /** Shorthand for `httpOptions.baseUrl` (e.g. a proxy or a loopback test server). Default is the SDK's. */
-  baseURL?: string
   /**
    * A ready `GoogleGenAI` client (e.g. for Vertex AI), used as is instead of building one; then
-   * `apiKey`, `baseURL` and `httpOptions` must not be given. Its own `retryOptions` are disabled per
-   * request. Default is a client built from the options above.
+   * `apiKey`, `baseURL`, `apiVersion` and `httpOptions` must not be given. Its own `retryOptions`
+   * are disabled per request. Default is a client built from the options above.
    */
   client?: GoogleGenAI
   /**
    * How long a request may go without receiving a single byte (before the response starts or
    * while it streams) before it fails with an `AdapterError` of kind `timeout` and its connection
-   * is closed. Default is `60_000` (60 s).
+   * is closed; the time the caller holds an event does not count. `Infinity` disables it.
+   * Default is `60_000` (60 s).
    */
   idleTimeoutMs?: number
 }
@@ -58,8 +72,13 @@ export type GeminiProviderOptions = Omit<
 >
 
 /**
- * The {@link AgentAdapter} for Google Gemini, through the official `@google/genai` SDK
+ * The `AgentAdapter` for Google Gemini, through the official `@google/genai` SDK
  * (`models.generateContentStream`).
+ *
+ * The SDK builds, authenticates and sends each request and turns HTTP errors into its `ApiError`;
+ * the adapter takes the raw streaming response from the SDK's `fetch` and reads it with the shared
+ * server-sent-event reader of `@agentx/core/provider` (much faster than the SDK's per-chunk
+ * `Response` objects), so abort, idle timeout and error behaviour are those of every other adapter.
  *
  * Streams text, thought summaries (as thinking, when `thinkingConfig.includeThoughts` is set in
  * `providerOptions.gemini`), and function calls (parallel ones included); reports usage once per
@@ -68,155 +87,114 @@ export type GeminiProviderOptions = Omit<
  * its finish reason is a retryable `network` error. Gemini keeps no server-side conversation, so
  * the whole history is replayed on every request and `resume` is ignored.
  *
- * Constructing it performs no I/O (rule A-REQ-01).
+ * Needs `@google/genai` 2.9 or later (the first with `httpOptions.fetch`). Constructing it
+ * performs no I/O (rule A-REQ-001).
  *
  * @example
  * const agent = createAgent({ model: 'gemini-2.5-flash' }, { adapter: new GeminiAdapter() })
  */
-export class GeminiAdapter implements AgentAdapter {
-  readonly specificationVersion = 'v1' as const
+export class GeminiAdapter extends ServerSentEventAdapter {
   readonly #client: GoogleGenAI
   readonly #ownClient: boolean
+  readonly #identity: ProviderIdentity
   readonly #model: string
-  readonly #idleTimeoutMs: number
-  readonly #secrets: readonly string[]
   /** The `fetch` the requests go through; `undefined`: the global one, looked up per request. */
   readonly #baseFetch: typeof fetch | undefined
 
+  /**
+   * @throws {ConfigurationError} when there is no API key (neither `apiKey`, `GEMINI_API_KEY`,
+   *   `GOOGLE_API_KEY` nor `client`).
+   * @throws {ValidationError} when an option has a value that can never work (naming it).
+   */
   constructor(options: GeminiAdapterOptions = {}) {
-    const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
-    if (typeof idleTimeoutMs !== 'number' || !(idleTimeoutMs > 0) || !Number.isFinite(idleTimeoutMs)) {
-      throw new ConfigurationError(
-        'GeminiAdapter: idleTimeoutMs must be a positive, finite number of milliseconds.',
-      )
-    }
-    if (options.model !== undefined && (typeof options.model !== 'string' || options.model === '')) {
-      throw new ConfigurationError('GeminiAdapter: model must be a non-empty string.')
-    }
+    const unkeyed = geminiIdentity([])
+    const idleTimeoutMs = readIdleTimeoutMs(unkeyed, options.idleTimeoutMs)
     if (options.httpOptions?.retryOptions !== undefined) {
-      throw new ConfigurationError(
-        'GeminiAdapter: httpOptions.retryOptions is not supported; retries are done by the agent (AgentConfig.retry).',
+      throw unsupportedOption(
+        unkeyed,
+        'httpOptions.retryOptions',
+        'retries are done by the agent (AgentConfig.retry); leave it out.',
       )
     }
-    this.#idleTimeoutMs = idleTimeoutMs
-    this.#model = options.model ?? DEFAULT_GEMINI_MODEL
-
-    if (options.client !== undefined) {
-      if (
-        options.apiKey !== undefined ||
-        options.baseURL !== undefined ||
-        options.httpOptions !== undefined
-      ) {
-        throw new ConfigurationError(
-          'GeminiAdapter: pass either a ready `client` or `apiKey`/`baseURL`/`httpOptions` to build one, not both.',
-        )
-      }
-      this.#client = options.client
-      this.#ownClient = false
-      this.#baseFetch = undefined
-      const key = (
-        options.client as unknown as { apiClient?: { getApiKey?: () => unknown } }
-      ).apiClient?.getApiKey?.()
-      this.#secrets = typeof key === 'string' && key !== '' ? [key] : []
-      return
-    }
-
-    const apiKey =
-      options.apiKey ?? nonEmpty(process.env.GEMINI_API_KEY) ?? nonEmpty(process.env.GOOGLE_API_KEY)
-    if (apiKey === undefined || typeof apiKey !== 'string' || apiKey === '') {
-      throw new ConfigurationError(
-        'GeminiAdapter: no API key. Set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass { apiKey } to the GeminiAdapter.',
-      )
-    }
-    const baseUrl = options.baseURL
-    if (
-      baseUrl !== undefined &&
-      options.httpOptions?.baseUrl !== undefined &&
-      options.httpOptions.baseUrl !== baseUrl
-    ) {
-      throw new ConfigurationError('GeminiAdapter: baseURL and httpOptions.baseUrl disagree; give only one.')
-    }
-    const httpOptions: HttpOptions = { ...options.httpOptions }
-    if (baseUrl !== undefined) httpOptions.baseUrl = baseUrl
-    this.#baseFetch = options.httpOptions?.fetch
-    this.#client = new GoogleGenAI({ apiKey, httpOptions })
-    this.#ownClient = true
-    this.#secrets = [apiKey]
+    const { client, identity, baseFetch } = resolveClient(options, unkeyed)
+    super({
+      provider: identity,
+      idleTimeoutMs,
+      mapError: (error) => mapGeminiError(error, { secrets: identity.secrets ?? [] }),
+    })
+    this.#client = client
+    this.#ownClient = options.client === undefined
+    this.#identity = identity
+    this.#model = readStringOption(unkeyed, 'model', options.model) ?? DEFAULT_GEMINI_MODEL
+    this.#baseFetch = baseFetch
   }
 
-  /** Always `'gemini'`. */
-  getName(): string {
-    return GEMINI_PROVIDER
-  }
-
-  /** Streams one Gemini response for `prompt` after `options.history`. See {@link GeminiAdapter}. */
-  async *stream(
+  /** Sends one request through the SDK, which checks its status; the raw response goes to the shared reader. */
+  protected override async openStream(
     prompt: string | ContentBlock[],
     options: AdapterStreamOptions,
-  ): AsyncGenerator<AdapterMessage> {
-    const signal = options.signal
-    if (signal?.aborted) {
-      throw mapGeminiError(signal.reason, {
-        stopCause: { type: 'aborted', reason: signal.reason },
-        secrets: this.#secrets,
-      })
+    signal: AbortSignal,
+  ): Promise<OpenedEventStream> {
+    // Bad input fails here, before any request.
+    checkSendOptions(this.#identity, options)
+    const extra = readProviderOptions(
+      this.#identity,
+      options.providerOptions,
+      RESERVED_CONFIG_FIELDS,
+    ) as GeminiProviderOptions
+    if (extra.toolConfig?.functionCallingConfig?.streamFunctionCallArguments === true) {
+      throw unsupportedOption(
+        this.#identity,
+        'providerOptions.gemini.toolConfig.functionCallingConfig.streamFunctionCallArguments',
+        'leave it off: function calls then arrive whole.',
+      )
     }
-    // Bad input fails here, before any request and before anything needs cleaning up.
     const conversation = convertToGeminiContents(prompt, {
       history: options.history,
       systemPrompt: options.systemPrompt,
     })
-    const config: GenerateContentConfig = { ...geminiProviderOptions(options.providerOptions) }
+    const baseFetch = this.#baseFetch ?? globalThis.fetch
+    let response: Response | undefined
+    const config: GenerateContentConfig = {
+      ...extra,
+      abortSignal: signal,
+      // The adapter reads the stream; the SDK's function-calling and continuation loops stay off.
+      automaticFunctionCalling: { disable: true },
+      automaticContinuation: false,
+      httpOptions: {
+        fetch: async (input, init) => {
+          response = await baseFetch(input, init)
+          return response
+        },
+        // A client passed in may have retries configured; a single attempt keeps retrying the kernel's job.
+        ...(this.#ownClient ? {} : { retryOptions: { attempts: 1 } }),
+      },
+    }
     if (conversation.systemInstruction) config.systemInstruction = conversation.systemInstruction
     if (options.tools !== undefined && options.tools.length > 0) config.tools = toGeminiTools(options.tools)
     if (options.maxOutputTokens !== undefined) config.maxOutputTokens = options.maxOutputTokens
     if (options.temperature !== undefined) config.temperature = options.temperature
-
-    const controller = new AbortController()
-    let stopCause: GeminiStopCause | undefined
-    const watchdog = new IdleWatchdog(this.#idleTimeoutMs, () => {
-      stopCause ??= { type: 'idle-timeout', idleTimeoutMs: this.#idleTimeoutMs }
-      controller.abort(new Error(`no data for ${this.#idleTimeoutMs} ms`))
-    })
-    const onAbort = (): void => {
-      stopCause ??= { type: 'aborted', reason: signal?.reason }
-      controller.abort(signal?.reason)
-    }
-    const seen: WatchedResponse = { headers: undefined, tail: '' }
-    config.abortSignal = controller.signal
-    config.httpOptions = { fetch: createWatchedFetch(this.#baseFetch ?? globalThis.fetch, watchdog, seen) }
-    // A client passed in may have retries configured; a single attempt keeps retrying the kernel's job.
-    if (!this.#ownClient) config.httpOptions.retryOptions = { attempts: 1 }
-    signal?.addEventListener('abort', onAbort, { once: true })
-
     try {
-      watchdog.start()
-      const chunks = await this.#client.models.generateContentStream({
+      // Sends the request and checks its status; its own stream reader is never started.
+      await this.#client.models.generateContentStream({
         model: options.model || this.#model,
         contents: conversation.contents,
         config,
       })
-      for await (const message of mapGeminiStream(touching(chunks, watchdog))) {
-        if (stopCause !== undefined) break
-        watchdog.pause()
-        yield message
-        watchdog.start()
-      }
-      if (stopCause !== undefined)
-        throw stopCause.type === 'aborted' ? stopCause.reason : new Error('idle timeout')
     } catch (error) {
+      // The SDK's ApiError carries no headers: map it here, where Retry-After can still be read.
+      if (signal.aborted) throw error
       throw mapGeminiError(error, {
-        secrets: this.#secrets,
-        stopCause,
-        responseHeaders: seen.headers,
-        excerpt: malformedExcerpt(seen.tail),
+        secrets: this.#identity.secrets ?? [],
+        responseHeaders: response?.headers,
       })
-    } finally {
-      watchdog.stop()
-      signal?.removeEventListener('abort', onAbort)
-      // Closes the connection after an early `break` too: the SDK does not on its own.
-      controller.abort()
     }
+    if (response === undefined) {
+      throw new ConfigurationError(
+        'GeminiAdapter: the installed @google/genai did not send the request through httpOptions.fetch; install @google/genai 2.9 or later.',
+      )
+    }
+    return { response, mapper: new GeminiStreamMapper(this.#identity) }
   }
 }
 
@@ -230,6 +208,64 @@ export function createGeminiAdapter(options: GeminiAdapterOptions = {}): GeminiA
   return new GeminiAdapter(options)
 }
 
+/** The client of {@link GeminiAdapter}: the one given, or one built from the options; its identity and `fetch`. */
+function resolveClient(
+  options: GeminiAdapterOptions,
+  unkeyed: ProviderIdentity,
+): { client: GoogleGenAI; identity: ProviderIdentity; baseFetch: typeof fetch | undefined } {
+  if (options.client !== undefined) {
+    for (const option of ['apiKey', 'baseURL', 'apiVersion', 'httpOptions'] as const) {
+      if (options[option] !== undefined)
+        throw unsupportedOption(
+          unkeyed,
+          option,
+          'it configures the client the adapter builds; with `client`, configure that client instead.',
+        )
+    }
+    const apiClient = (
+      options.client as unknown as { apiClient?: { getApiKey?: () => unknown; getFetch?: () => unknown } }
+    ).apiClient
+    const key = apiClient?.getApiKey?.()
+    const clientFetch = apiClient?.getFetch?.()
+    return {
+      client: options.client,
+      identity: geminiIdentity(typeof key === 'string' && key !== '' ? [key] : []),
+      baseFetch: typeof clientFetch === 'function' ? (clientFetch as typeof fetch) : undefined,
+    }
+  }
+  const apiKey = options.apiKey ?? readEnv('GEMINI_API_KEY') ?? readEnv('GOOGLE_API_KEY')
+  if (apiKey === undefined || typeof apiKey !== 'string' || apiKey === '') {
+    throw new ConfigurationError(
+      'GeminiAdapter: no API key. Set GEMINI_API_KEY (or GOOGLE_API_KEY), or pass { apiKey } to the GeminiAdapter.',
+    )
+  }
+  const identity = geminiIdentity([apiKey])
+  const http = options.httpOptions
+  if (options.baseURL !== undefined && http?.baseUrl !== undefined && http.baseUrl !== options.baseURL)
+    throw invalidOption(
+      identity,
+      'baseURL',
+      'the same value as httpOptions.baseUrl (or only one of them)',
+      options.baseURL,
+    )
+  const httpOptions: HttpOptions = { ...http }
+  const baseUrl = readBaseUrl(identity, 'baseURL', options.baseURL ?? http?.baseUrl, 'GOOGLE_GEMINI_BASE_URL')
+  if (baseUrl !== undefined) httpOptions.baseUrl = baseUrl
+  const apiVersion = readStringOption(
+    identity,
+    'apiVersion',
+    options.apiVersion ?? http?.apiVersion ?? envApiVersion(),
+  )
+  if (apiVersion !== undefined) httpOptions.apiVersion = apiVersion
+  return { client: new GoogleGenAI({ apiKey, httpOptions }), identity, baseFetch: http?.fetch }
+}
+
+/** `GOOGLE_GENAI_API_VERSION`, read as the SDK reads it (`beta` means `v1beta`). */
+function envApiVersion(): string | undefined {
+  const value = readEnv('GOOGLE_GENAI_API_VERSION')
+  return value === 'beta' ? 'v1beta' : value
+}
+
 /** Core tool definitions as Gemini function declarations (JSON Schema passed as `parametersJsonSchema`). */
 function toGeminiTools(tools: readonly ToolDefinition[]): Tool[] {
   return [
@@ -241,60 +277,4 @@ function toGeminiTools(tools: readonly ToolDefinition[]): Tool[] {
       })),
     },
   ]
-}
-
-function geminiProviderOptions(providerOptions: Record<string, unknown> | undefined): GeminiProviderOptions {
-  const value = providerOptions?.[GEMINI_PROVIDER]
-  if (value === undefined) return {}
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new AdapterError('providerOptions.gemini must be an object of generateContent config fields.', {
-      kind: 'invalid_request',
-      provider: GEMINI_PROVIDER,
-      retryable: false,
-    })
-  }
-  const {
-    abortSignal: _signal,
-    httpOptions: _http,
-    systemInstruction: _system,
-    tools: _tools,
-    ...rest
-  } = value as GenerateContentConfig
-  if (rest.toolConfig?.functionCallingConfig?.streamFunctionCallArguments === true) {
-    throw new AdapterError(
-      'providerOptions.gemini.toolConfig.functionCallingConfig.streamFunctionCallArguments is not supported by GeminiAdapter: leave it off and function calls arrive whole.',
-      { kind: 'invalid_request', provider: GEMINI_PROVIDER, retryable: false },
-    )
-  }
-  return rest
-}
-
-/**
- * Restarts the watchdog on every chunk too: a byte-level safety net in case an SDK version does not
- * route requests through `httpOptions.fetch`.
- */
-async function* touching<T>(chunks: AsyncIterable<T>, watchdog: IdleWatchdog): AsyncGenerator<T> {
-  for await (const chunk of chunks) {
-    watchdog.touch()
-    yield chunk
-  }
-}
-
-/** The first `data:` frame in `tail` that is not valid JSON (cut to 200 characters), else the last bytes. */
-function malformedExcerpt(tail: string): string {
-  // The last piece may be a frame still arriving: only complete frames are judged.
-  for (const event of tail.split(/\r\n\r\n|\n\n|\r\r/).slice(0, -1)) {
-    const data = /^data:(.*)$/s.exec(event.trim())?.[1]?.trim()
-    if (data === undefined) continue
-    try {
-      JSON.parse(data)
-    } catch {
-      return data.slice(0, 200)
-    }
-  }
-  return tail.slice(-200)
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value
 }

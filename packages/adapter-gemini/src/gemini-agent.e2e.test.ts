@@ -4,19 +4,14 @@ import { join } from 'node:path'
 import { type AnyMessage, createAgent, type SessionEvent } from '@agentx/core'
 import { SqlitePersister } from '@agentx/persister-sqlite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  fixture,
-  type GeminiLoopbackServer,
-  sseOf,
-  startGeminiLoopbackServer,
-} from '../test/gemini-loopback-server.js'
+import { fixture, type GeminiTestServer, sseOf, startGeminiTestServer } from '../test/gemini-test-server.js'
 import { GeminiAdapter } from './gemini-adapter.js'
 
-let server: GeminiLoopbackServer
+let server: GeminiTestServer
 let folder: string
 
 beforeAll(async () => {
-  server = await startGeminiLoopbackServer()
+  server = await startGeminiTestServer()
   folder = mkdtempSync(join(tmpdir(), 'agentx-gemini-e2e-'))
 })
 afterAll(async () => {

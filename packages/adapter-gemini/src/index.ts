@@ -10,8 +10,9 @@ export {
   GeminiAdapter,
 } from './gemini-adapter.js'
 export type { GeminiProviderMetadata } from './gemini-provider-metadata.js'
-export type { GeminiStopCause, MapGeminiErrorContext } from './map-gemini-error.js'
-export { GEMINI_PROVIDER, mapGeminiError } from './map-gemini-error.js'
+export type { MapGeminiErrorContext } from './map-gemini-error.js'
+export { GEMINI_PROVIDER, geminiIdentity, mapGeminiError, mapGeminiStreamError } from './map-gemini-error.js'
 export { mapGeminiFinishReason } from './map-gemini-finish-reason.js'
-export { mapGeminiStream } from './map-gemini-stream.js'
+export { GeminiStreamMapper } from './map-gemini-stream.js'
+export type { GeminiChunk } from './map-gemini-stream.js'
 export { mapGeminiUsage } from './map-gemini-usage.js'

@@ -1,7 +1,7 @@
 import { AdapterError } from '@agentx/core'
 import { ApiError } from '@google/genai'
 import { describe, expect, it } from 'vitest'
-import { mapGeminiError } from './map-gemini-error.js'
+import { geminiIdentity, mapGeminiError, mapGeminiStreamError } from './map-gemini-error.js'
 
 const apiError = (status: number, body: unknown, prefix = ''): ApiError =>
   new ApiError({ status, message: `${prefix}${JSON.stringify(body)}` })
@@ -20,7 +20,7 @@ describe('mapGeminiError', () => {
     expect(mapGeminiError(apiError(429, details({ seconds: 1, nanos: 500_000_000 }))).retryAfterMs).toBe(1500)
   })
 
-  it('maps an error frame of the stream (got status: …) like an HTTP error', () => {
+  it('maps an SDK ApiError (got status: …) through the shared HTTP mapping', () => {
     const error = mapGeminiError(
       apiError(
         500,
@@ -29,7 +29,19 @@ describe('mapGeminiError', () => {
       ),
     )
     expect(error).toMatchObject({ kind: 'server', status: 500, retryable: true, provider: 'gemini' })
-    expect(error.message).toBe('Gemini API error 500 INTERNAL: Internal error')
+    expect(error.message).toBe('Gemini answered HTTP 500 (INTERNAL): Internal error.')
+  })
+
+  it('maps an error frame of the stream by its code and rpc status, worded as an in-stream error', () => {
+    const error = mapGeminiStreamError(geminiIdentity([]), {
+      code: 503,
+      message: 'The model is overloaded.',
+      status: 'UNAVAILABLE',
+    })
+    expect(error).toMatchObject({ kind: 'overloaded', retryable: true, provider: 'gemini' })
+    expect(error.message).toBe(
+      'Gemini reported an error in the stream (503 UNAVAILABLE): The model is overloaded.',
+    )
   })
 
   it('uses the rpc status only where the HTTP status says nothing', () => {
@@ -49,18 +61,6 @@ describe('mapGeminiError', () => {
     expect(mapGeminiError(reset)).toMatchObject({ kind: 'network', retryable: true })
     expect(mapGeminiError(bodyTimeout)).toMatchObject({ kind: 'timeout', retryable: true })
     expect(mapGeminiError(new TypeError('terminated'))).toMatchObject({ kind: 'network', retryable: true })
-  })
-
-  it('lets the adapter abort and idle timeout win over what the SDK threw', () => {
-    const thrown = new DOMException('This operation was aborted', 'AbortError')
-    expect(mapGeminiError(thrown, { stopCause: { type: 'aborted', reason: 'stop' } })).toMatchObject({
-      kind: 'aborted',
-      retryable: false,
-    })
-    expect(mapGeminiError(thrown, { stopCause: { type: 'idle-timeout', idleTimeoutMs: 5 } })).toMatchObject({
-      kind: 'timeout',
-      retryable: true,
-    })
   })
 
   it('returns an AdapterError unchanged and wraps anything else as unknown', () => {

@@ -1,30 +1,21 @@
 import {
-  AdapterError,
+  type AdapterError,
   type AdapterErrorKind,
   adapterErrorKindFromStatus,
   isAdapterError,
-  isRetryableStatus,
-  parseRetryAfterMs,
 } from '@agentx/core'
+import { mapHttpError, mapStreamError, mapTransportError } from '@agentx/core/provider'
+import type { HeadersLike, ProviderIdentity } from '@agentx/core/provider'
 
 /** The provider name every error of this package carries (`AdapterError.provider`). */
 export const GEMINI_PROVIDER = 'gemini'
-
-/** Why the adapter itself ended a request, when it did: the caller aborted, or the stream went idle. */
-export type GeminiStopCause =
-  | { type: 'aborted'; reason: unknown }
-  | { type: 'idle-timeout'; idleTimeoutMs: number }
 
 /** What {@link mapGeminiError} knows besides the thrown value. */
 export interface MapGeminiErrorContext {
   /** Secrets that must never appear in the mapped error (the API key). Default is none. */
   secrets?: readonly string[]
-  /** Set when the adapter ended the request itself; wins over whatever the SDK threw. */
-  stopCause?: GeminiStopCause | undefined
-  /** Headers of the HTTP response, when one arrived (for `Retry-After`). */
-  responseHeaders?: Headers | undefined
-  /** The last bytes received, quoted in the cause of a malformed-frame error. */
-  excerpt?: string | undefined
+  /** Headers of the HTTP response, when one arrived (for `Retry-After`). Default is none. */
+  responseHeaders?: HeadersLike | undefined
 }
 
 /** The google.rpc status names of the Gemini API and the kind each means. */
@@ -57,27 +48,6 @@ const CONTEXT_LENGTH_PATTERN =
   /input token count.*exceeds|exceeds the maximum number of tokens|context (window|length)|too many tokens/i
 const API_KEY_PATTERN = /api key not valid|invalid api key|api key expired/i
 
-/** Node network error codes that mean the connection failed or broke. */
-const NETWORK_CODES: ReadonlySet<string> = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_ABORTED',
-])
-const TIMEOUT_CODES: ReadonlySet<string> = new Set([
-  'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-])
-
 /** The body of a Gemini API error: `{ error: { code, message, status, details } }`. */
 interface GeminiErrorBody {
   code?: unknown
@@ -86,139 +56,77 @@ interface GeminiErrorBody {
   details?: unknown
 }
 
+/** This package's {@link ProviderIdentity}, with the secrets to redact. */
+export function geminiIdentity(secrets: readonly string[]): ProviderIdentity {
+  return { name: GEMINI_PROVIDER, label: 'Gemini', secrets, apiKeyEnv: 'GEMINI_API_KEY' }
+}
+
 /**
  * Turns anything a Gemini request threw into an {@link AdapterError}.
  *
- * `ApiError`s of `@google/genai` (HTTP errors and `data: {"error": …}` frames in the stream) map by
- * their google.rpc status and `ErrorInfo` reason: 429 `RESOURCE_EXHAUSTED` → `rate_limit` with
+ * `ApiError`s of `@google/genai` map through `mapHttpError` by their HTTP status, refined by the
+ * google.rpc status and `ErrorInfo` reason: 429 `RESOURCE_EXHAUSTED` → `rate_limit` with
  * `retryAfterMs` from `RetryInfo.retryDelay` (or a `Retry-After` header), 400 `INVALID_ARGUMENT` →
- * `invalid_request` (but `API_KEY_INVALID` → `authentication`, a too-long prompt → `context_length`),
- * 403 → `permission`, 404 → `not_found`, 500 `INTERNAL` → `server`, 503 `UNAVAILABLE` →
- * `overloaded`. Connection failures and a stream cut mid-frame are retryable `network` errors,
- * timeouts `timeout`, an unparsable frame a non-retryable protocol error whose `cause` quotes it.
- * The adapter's own abort and idle timeout win over whatever the SDK threw.
- *
- * Vendor error classes never reach callers: the SDK error is kept as `cause`, with every secret
- * redacted from message, stack and cause (rule A-ERR-05).
+ * `invalid_request` (but `API_KEY_INVALID` → `authentication`, a too-long prompt →
+ * `context_length`), 403 → `permission`, 404 → `not_found`, 500 `INTERNAL` → `server`, 503
+ * `UNAVAILABLE` → `overloaded`. Connection failures and SDK deadlines map through
+ * `mapTransportError`. Both come from `@agentx/core/provider`, so the wording and retry rules
+ * are those of every adapter; the SDK error is kept as a redacted `cause`.
  *
  * Called by `GeminiAdapter` for every failure; exported for custom adapters built on the same SDK.
  */
 export function mapGeminiError(error: unknown, context: MapGeminiErrorContext = {}): AdapterError {
-  const secrets = (context.secrets ?? []).filter((secret) => secret.length > 0)
-  const stop = context.stopCause
-  if (stop?.type === 'aborted') {
-    return new AdapterError('The Gemini request was aborted.', {
-      kind: 'aborted',
-      provider: GEMINI_PROVIDER,
-      cause: redactCause(stop.reason ?? error, secrets),
-    })
-  }
-  if (stop?.type === 'idle-timeout') {
-    return new AdapterError(`Gemini sent no data for ${stop.idleTimeoutMs} ms; the request was cancelled.`, {
-      kind: 'timeout',
-      provider: GEMINI_PROVIDER,
-      cause: redactCause(error, secrets),
-    })
-  }
+  const provider = geminiIdentity(context.secrets ?? [])
   if (isAdapterError(error)) return error
-
   const like = (typeof error === 'object' && error !== null ? error : {}) as {
     name?: unknown
     message?: unknown
     status?: unknown
-    code?: unknown
-    cause?: unknown
   }
-  const name = typeof like.name === 'string' ? like.name : ''
-  const rawMessage = typeof like.message === 'string' ? like.message : String(error)
-
-  if (name === 'ApiError' && typeof like.status === 'number') {
-    return mapApiError(like.status, rawMessage, error, secrets, context.responseHeaders)
-  }
-  if (name === 'AbortError' || name === 'TimeoutError') {
-    // Neither the caller nor the idle watchdog aborted: `httpOptions.timeout` of the SDK did.
-    return new AdapterError('The Gemini request timed out (httpOptions.timeout).', {
-      kind: 'timeout',
-      provider: GEMINI_PROVIDER,
-      cause: redactCause(error, secrets),
-    })
-  }
-  if (
-    rawMessage.startsWith('Incomplete JSON segment at the end') ||
-    rawMessage === 'Response body is empty'
-  ) {
-    return new AdapterError(
-      'The Gemini stream was cut off in the middle of a frame; the response is incomplete.',
-      {
-        kind: 'network',
-        provider: GEMINI_PROVIDER,
-        cause: redactCause(error, secrets),
-      },
-    )
-  }
-  if (name === 'SyntaxError' || rawMessage.startsWith('exception parsing stream chunk')) {
-    const excerpt = redact(context.excerpt ?? rawMessage, secrets)
-    return new AdapterError('Gemini sent a stream frame that is not valid JSON (protocol error).', {
-      kind: 'unknown',
-      provider: GEMINI_PROVIDER,
-      retryable: false,
-      cause: new Error(`Malformed Gemini stream frame near: ${JSON.stringify(excerpt)}`, {
-        cause: redactCause(error, secrets),
-      }),
-    })
-  }
-  const code = networkCode(error)
-  if (code !== undefined && TIMEOUT_CODES.has(code)) {
-    return new AdapterError(`The connection to Gemini timed out (${code}).`, {
-      kind: 'timeout',
-      provider: GEMINI_PROVIDER,
-      cause: redactCause(error, secrets),
-    })
-  }
-  if ((code !== undefined && NETWORK_CODES.has(code)) || isFetchFailure(name, rawMessage)) {
-    return new AdapterError(`The connection to Gemini failed${code === undefined ? '' : ` (${code})`}.`, {
-      kind: 'network',
-      provider: GEMINI_PROVIDER,
-      cause: redactCause(error, secrets),
-    })
-  }
-  return new AdapterError(`The Gemini request failed: ${redact(firstLine(rawMessage), secrets)}`, {
-    kind: 'unknown',
-    provider: GEMINI_PROVIDER,
-    cause: redactCause(error, secrets),
+  if (like.name !== 'ApiError' || typeof like.status !== 'number') return mapTransportError(provider, error)
+  const rawMessage = typeof like.message === 'string' ? like.message : ''
+  const body = parseErrorBody(rawMessage)
+  return mapHttpError(provider, {
+    status: like.status,
+    ...describeBody(like.status, body, firstLine(rawMessage)),
+    headers: context.responseHeaders,
+    cause: error,
   })
 }
 
-function mapApiError(
-  status: number,
-  rawMessage: string,
-  error: unknown,
-  secrets: readonly string[],
-  headers: Headers | undefined,
-): AdapterError {
-  const body = parseErrorBody(rawMessage)
-  const rpcStatus = typeof body?.status === 'string' ? body.status : undefined
-  const providerMessage = typeof body?.message === 'string' ? body.message : firstLine(rawMessage)
-  const reasons = errorInfoReasons(body?.details)
+/**
+ * The error of a `data: {"error": {…}}` frame in a started stream: kind from its `code` (an HTTP
+ * status) and google.rpc status, as for an HTTP error, worded as an in-stream error.
+ */
+export function mapGeminiStreamError(provider: ProviderIdentity, error: unknown): AdapterError {
+  const body = (
+    typeof error === 'object' && error !== null ? error : { message: String(error) }
+  ) as GeminiErrorBody
+  const status = typeof body.code === 'number' ? body.code : 500
+  const described = describeBody(status, body, 'The stream reported an error.')
+  return mapStreamError(provider, {
+    ...described,
+    code: [String(status), described.code].filter((part) => part !== undefined).join(' '),
+    cause: Object.assign(new Error(described.message), { status, error: body }),
+  })
+}
 
+/** Kind, code, message and retry advice of a Gemini error body with `status`. */
+function describeBody(
+  status: number,
+  body: GeminiErrorBody | undefined,
+  fallbackMessage: string,
+): { kind: AdapterErrorKind; code: string | undefined; message: string; retryAfterMs: number | undefined } {
+  const rpcStatus = typeof body?.status === 'string' ? body.status : undefined
+  const message = typeof body?.message === 'string' ? body.message : fallbackMessage
+  const reasons = errorInfoReasons(body?.details)
   // The HTTP status decides, as for every provider; the rpc status only for statuses core does not know.
   let kind: AdapterErrorKind = adapterErrorKindFromStatus(status)
   if (kind === 'unknown' && rpcStatus !== undefined) kind = KIND_BY_RPC_STATUS[rpcStatus] ?? 'unknown'
-  if (kind === 'invalid_request' && CONTEXT_LENGTH_PATTERN.test(providerMessage)) kind = 'context_length'
-  if (reasons.some((reason) => AUTHENTICATION_REASONS.has(reason)) || API_KEY_PATTERN.test(providerMessage)) {
+  if (kind === 'invalid_request' && CONTEXT_LENGTH_PATTERN.test(message)) kind = 'context_length'
+  if (reasons.some((reason) => AUTHENTICATION_REASONS.has(reason)) || API_KEY_PATTERN.test(message))
     kind = 'authentication'
-  }
-
-  const retryAfterMs = retryDelayMs(body?.details) ?? (headers ? parseRetryAfterMs(headers) : undefined)
-  const label = [String(status), rpcStatus].filter((part) => part !== undefined).join(' ')
-  return new AdapterError(`Gemini API error ${label}: ${redact(providerMessage, secrets)}`, {
-    kind,
-    provider: GEMINI_PROVIDER,
-    status,
-    retryable: kind === 'authentication' ? false : isRetryableStatus(status) || kind === 'overloaded',
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    cause: redactCause(error, secrets),
-  })
+  return { kind, code: rpcStatus, message, retryAfterMs: retryDelayMs(body?.details) }
 }
 
 /** The JSON error body inside an `ApiError` message (`{…}` or `got status: X. {…}`). */
@@ -270,72 +178,7 @@ function retryDelayMs(details: unknown): number | undefined {
   return undefined
 }
 
-function networkCode(error: unknown): string | undefined {
-  let current: unknown = error
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code
-    if (typeof code === 'string') return code
-    current = (current as { cause?: unknown }).cause
-  }
-  return undefined
-}
-
-function isFetchFailure(name: string, message: string): boolean {
-  return (
-    name === 'TypeError' &&
-    (message === 'fetch failed' || message === 'terminated' || /socket|network/i.test(message))
-  )
-}
-
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0] ?? ''
   return line.length > 500 ? `${line.slice(0, 500)}…` : line
-}
-
-/** Replaces every secret in `text`. */
-function redact(text: string, secrets: readonly string[]): string {
-  let result = text
-  for (const secret of secrets) if (secret.length > 0) result = result.split(secret).join('[redacted]')
-  return result
-}
-
-/**
- * The cause to keep: the original when it contains no secret, else a plain `Error` copy with the
- * secret removed from message, stack and nested causes.
- */
-function redactCause(cause: unknown, secrets: readonly string[], depth = 0): unknown {
-  if (secrets.length === 0 || cause === undefined || cause === null) return cause
-  if (typeof cause === 'string') return redact(cause, secrets)
-  if (typeof cause !== 'object') return cause
-  if (!containsSecret(cause, secrets)) return cause
-  const source = cause as {
-    name?: unknown
-    message?: unknown
-    stack?: unknown
-    status?: unknown
-    cause?: unknown
-  }
-  const copy = new Error(redact(typeof source.message === 'string' ? source.message : '', secrets))
-  copy.name = typeof source.name === 'string' ? source.name : 'Error'
-  copy.stack = redact(typeof source.stack === 'string' ? source.stack : '', secrets)
-  if (typeof source.status === 'number') Object.assign(copy, { status: source.status })
-  if (source.cause !== undefined && depth < 5) copy.cause = redactCause(source.cause, secrets, depth + 1)
-  return copy
-}
-
-function containsSecret(value: object, secrets: readonly string[]): boolean {
-  const texts: string[] = []
-  let current: unknown = value
-  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
-    const { message, stack } = current as { message?: unknown; stack?: unknown }
-    if (typeof message === 'string') texts.push(message)
-    if (typeof stack === 'string') texts.push(stack)
-    try {
-      texts.push(JSON.stringify(current) ?? '')
-    } catch {
-      // A cyclic cause: message and stack were checked.
-    }
-    current = (current as { cause?: unknown }).cause
-  }
-  return texts.some((text) => secrets.some((secret) => text.includes(secret)))
 }

@@ -1,33 +1,38 @@
 import type { AdapterMessage } from '@agentx/core'
-import type { GenerateContentResponse } from '@google/genai'
 import { describe, expect, it } from 'vitest'
-import { mapGeminiStream } from './map-gemini-stream.js'
+import { geminiIdentity } from './map-gemini-error.js'
+import { GeminiStreamMapper } from './map-gemini-stream.js'
 
-async function* chunksThen(chunks: unknown[], error?: Error): AsyncGenerator<GenerateContentResponse> {
-  for (const chunk of chunks) yield chunk as GenerateContentResponse
-  if (error) throw error
-}
-
-async function run(chunks: unknown[], error?: Error): Promise<AdapterMessage[]> {
+/** Feeds each chunk as the `data` of one event, then ends the body. */
+function run(chunks: unknown[]): AdapterMessage[] {
   const events: AdapterMessage[] = []
-  for await (const event of mapGeminiStream(chunksThen(chunks, error))) events.push(event)
+  const mapper = new GeminiStreamMapper(geminiIdentity([]))
+  for (const chunk of chunks) mapper.onEvent(undefined, JSON.stringify(chunk), events)
+  mapper.onEnd(events)
   return events
 }
 
-describe('mapGeminiStream', () => {
-  it('keeps a complete response when the connection breaks after its finish reason', async () => {
-    const events = await run(
-      [{ candidates: [{ content: { role: 'model', parts: [{ text: 'done' }] }, finishReason: 'STOP' }] }],
-      new TypeError('terminated'),
-    )
+describe('GeminiStreamMapper', () => {
+  it('reports usage of a trailing chunk after the finish reason, once, before the message', () => {
+    const events = run([
+      { candidates: [{ content: { role: 'model', parts: [{ text: 'done' }] }, finishReason: 'STOP' }] },
+      { usageMetadata: { promptTokenCount: 4, candidatesTokenCount: 1, totalTokenCount: 5 } },
+    ])
     expect(events).toEqual([
       { type: 'text-delta', text: 'done' },
+      { type: 'usage', usage: { inputTokens: 4, outputTokens: 1, totalTokens: 5 } },
       { type: 'message', content: [{ type: 'text', text: 'done' }], stopReason: 'end_turn' },
     ])
   })
 
-  it('parses string arguments when they are JSON and keeps them raw when not; missing arguments are {}', async () => {
-    const events = await run([
+  it('throws a retryable network error when the body ends before a finish reason', () => {
+    expect(() => run([{ candidates: [{ content: { role: 'model', parts: [{ text: 'cut' }] } }] }])).toThrow(
+      expect.objectContaining({ kind: 'network', retryable: true }),
+    )
+  })
+
+  it('parses string arguments when they are JSON and keeps them raw when not; missing arguments are {}', () => {
+    const events = run([
       {
         responseId: 'r9',
         candidates: [
@@ -52,8 +57,7 @@ describe('mapGeminiStream', () => {
     ])
   })
 
-  it('yields fresh tool inputs: mutating an event leaves the message intact', async () => {
-    const events: AdapterMessage[] = []
+  it('yields fresh tool inputs: mutating an event leaves the message intact', () => {
     const chunks = [
       {
         candidates: [
@@ -67,16 +71,15 @@ describe('mapGeminiStream', () => {
         ],
       },
     ]
-    for await (const event of mapGeminiStream(chunksThen(chunks))) {
+    const events = run(chunks)
+    for (const event of events)
       if (event.type === 'tool-call') (event.input as { list: number[] }).list.push(2)
-      events.push(event)
-    }
     const message = events.at(-1)
     expect(message?.type === 'message' && message.content[0]).toMatchObject({ input: { list: [1] } })
   })
 
-  it('reads only the first candidate', async () => {
-    const events = await run([
+  it('reads only the first candidate', () => {
+    const events = run([
       {
         candidates: [
           { index: 1, content: { role: 'model', parts: [{ text: 'second' }] }, finishReason: 'STOP' },

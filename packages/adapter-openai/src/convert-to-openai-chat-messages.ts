@@ -1,6 +1,7 @@
 import type { AnyMessage, ContentBlock, ImageBlock, ToolResultBlock } from '@agentx/core'
 import type { OpenAIImageDetail } from './openai-content-parts.js'
-import { blocksOf, imageDetailOf, imageUrlOf, textOf, toolArgumentsOf } from './openai-content-parts.js'
+import { blocksOf, imageUrlOf, textOf } from '@agentx/core/provider'
+import { imageDetailOf, toolArgumentsOf } from './openai-content-parts.js'
 
 /** A content part of a Chat Completions user message. */
 export type OpenAIChatContentPart =
@@ -64,7 +65,7 @@ function appendUser(result: OpenAIChatMessage[], content: string | ContentBlock[
   else if (parts.length > 0) result.push({ role: 'user', content: parts })
 }
 
-function appendAgent(result: OpenAIChatMessage[], blocks: ContentBlock[]): void {
+function appendAgent(result: OpenAIChatMessage[], blocks: readonly ContentBlock[]): void {
   let text = ''
   const calls: NonNullable<Extract<OpenAIChatMessage, { role: 'assistant' }>['tool_calls']> = []
   for (const block of blocks) {

@@ -1,6 +1,7 @@
 import type { AnyMessage, ContentBlock, ToolResultBlock } from '@agentx/core'
 import type { OpenAIImageDetail } from './openai-content-parts.js'
-import { blocksOf, imageDetailOf, imageUrlOf, textOf, toolArgumentsOf } from './openai-content-parts.js'
+import { blocksOf, imageUrlOf, textOf } from '@agentx/core/provider'
+import { imageDetailOf, toolArgumentsOf } from './openai-content-parts.js'
 
 /** One item of the Responses API `input` array, as this adapter builds it. */
 export type OpenAIResponsesInputItem =
@@ -70,7 +71,7 @@ function appendUser(items: OpenAIResponsesInputItem[], content: string | Content
   if (parts.length > 0) items.push({ role: 'user', content: parts })
 }
 
-function appendAgent(items: OpenAIResponsesInputItem[], blocks: ContentBlock[]): void {
+function appendAgent(items: OpenAIResponsesInputItem[], blocks: readonly ContentBlock[]): void {
   let text = ''
   const flush = (): void => {
     if (text !== '') items.push({ role: 'assistant', content: text })

@@ -1,23 +1,19 @@
 import type { AnyMessage } from '@agentx/core'
 import { type FakeProvider, openAIChatDialect, startFakeProvider } from '@agentx/contract-tests'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { fixture, type RawLoopbackServer, sse, startRawLoopbackServer } from '../test/raw-loopback-server.js'
+import { bodyOf, fixture, sse } from '../test/openai-fixtures.js'
 import { deltas, messageOf, run } from '../test/stream-helpers.js'
 import { OpenAIAdapter } from './openai-adapter.js'
 
-let raw: RawLoopbackServer
 let fake: FakeProvider
 
 beforeAll(async () => {
-  raw = await startRawLoopbackServer()
   fake = await startFakeProvider({ dialect: openAIChatDialect })
 })
 afterAll(async () => {
-  await raw.close()
   await fake.close()
 })
 afterEach(() => {
-  raw.requests.length = 0
   fake.reset()
 })
 
@@ -33,8 +29,8 @@ function chatAdapter(baseURL: string): OpenAIAdapter {
 
 describe('OpenAIAdapter, Chat Completions stream', () => {
   it('maps a recorded text stream with usage in the trailing choices: [] chunk', async () => {
-    raw.enqueue(sse(fixture('chat-text.sse.txt')))
-    const { events, failed } = await run(chatAdapter(raw.baseURL).stream('Hi', options))
+    fake.enqueue(sse(fixture('chat-text.sse.txt')))
+    const { events, failed } = await run(chatAdapter(fake.baseURL).stream('Hi', options))
     expect(failed).toBe(false)
     expect(deltas(events)).toBe('**.')
     expect(events.find((event) => event.type === 'usage')).toEqual({
@@ -46,13 +42,13 @@ describe('OpenAIAdapter, Chat Completions stream', () => {
       content: [{ type: 'text', text: '**.' }],
       stopReason: 'end_turn',
     })
-    expect(raw.requests[0]?.url).toBe('/v1/chat/completions')
-    expect(raw.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } })
+    expect(fake.requests[0]?.received.url).toBe('/v1/chat/completions')
+    expect(bodyOf(fake, 0)).toMatchObject({ stream: true, stream_options: { include_usage: true } })
   })
 
   it('assembles the recorded tool-call fragments by index', async () => {
-    raw.enqueue(sse(fixture('chat-tool-deltas.sse.txt')))
-    const { events } = await run(chatAdapter(raw.baseURL).stream('Hi', options))
+    fake.enqueue(sse(fixture('chat-tool-deltas.sse.txt')))
+    const { events } = await run(chatAdapter(fake.baseURL).stream('Hi', options))
     expect(events.filter((event) => event.type === 'tool-call')).toEqual([
       {
         type: 'tool-call',
@@ -71,7 +67,7 @@ describe('OpenAIAdapter, Chat Completions stream', () => {
   it('starts a new call when a server reuses index 0 with a new id', async () => {
     const chunk = (delta: unknown, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
-    raw.enqueue(
+    fake.enqueue(
       sse(
         chunk({
           role: 'assistant',
@@ -88,7 +84,7 @@ describe('OpenAIAdapter, Chat Completions stream', () => {
           'data: [DONE]\n\n',
       ),
     )
-    const { events } = await run(chatAdapter(raw.baseURL).stream('Hi', options))
+    const { events } = await run(chatAdapter(fake.baseURL).stream('Hi', options))
     expect(events.filter((event) => event.type === 'tool-call')).toEqual([
       { type: 'tool-call', id: 'a', name: 'one', input: { x: 1 } },
       { type: 'tool-call', id: 'b', name: 'two', input: { y: 2 } },
@@ -98,7 +94,7 @@ describe('OpenAIAdapter, Chat Completions stream', () => {
   it('continues the last call when a server sends fragments without an index', async () => {
     const chunk = (delta: unknown, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
-    raw.enqueue(
+    fake.enqueue(
       sse(
         chunk({
           role: 'assistant',
@@ -110,7 +106,7 @@ describe('OpenAIAdapter, Chat Completions stream', () => {
           'data: [DONE]\n\n',
       ),
     )
-    const { events } = await run(chatAdapter(raw.baseURL).stream('Hi', options))
+    const { events } = await run(chatAdapter(fake.baseURL).stream('Hi', options))
     expect(events.filter((event) => event.type === 'tool-call')).toEqual([
       { type: 'tool-call', id: 'a', name: 'one', input: { x: 1 } },
       { type: 'tool-call', id: 'b', name: 'two', input: {} },

@@ -1,16 +1,21 @@
 import { AdapterError } from '@agentx/core'
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
 import { describe, expect, it } from 'vitest'
-import { isUnknownPreviousResponse, mapOpenAIError, mapOpenAIStreamError } from './map-openai-error.js'
+import {
+  isUnknownPreviousResponse,
+  mapOpenAIError,
+  mapOpenAIStreamError,
+  openAIIdentity,
+} from './map-openai-error.js'
 
-const context = { provider: 'openai', secrets: ['sk-secret-key-123'] }
+const context = openAIIdentity(['sk-secret-key-123'])
 
 function httpError(status: number, body: unknown, headers: Record<string, string> = {}): APIError {
   return APIError.generate(status, body as object, undefined, new Headers(headers))
 }
 
 describe('mapOpenAIError', () => {
-  it('maps SDK connection, timeout and abort errors', () => {
+  it('maps SDK connection and timeout errors through the shared transport mapping', () => {
     const reset = Object.assign(new TypeError('terminated'), {
       cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
     })
@@ -18,32 +23,20 @@ describe('mapOpenAIError', () => {
       kind: 'network',
       retryable: true,
     })
-    expect(mapOpenAIError(reset, context)).toMatchObject({ kind: 'network', retryable: true })
+    expect(mapOpenAIError(reset, context)).toMatchObject({
+      kind: 'network',
+      retryable: true,
+      message: 'The connection to OpenAI failed: other side closed (UND_ERR_SOCKET).',
+    })
     expect(mapOpenAIError(new APIConnectionTimeoutError(), context)).toMatchObject({
       kind: 'timeout',
       retryable: true,
     })
-    expect(mapOpenAIError(new APIUserAbortError(), context)).toMatchObject({
-      kind: 'aborted',
-      retryable: false,
-    })
-    expect(
-      mapOpenAIError(new DOMException('This operation was aborted', 'AbortError'), context),
-    ).toMatchObject({
-      kind: 'aborted',
-    })
-    expect(
-      mapOpenAIError(new Error('boom'), { ...context, stopped: 'timeout', idleTimeoutMs: 500 }),
-    ).toMatchObject({
-      kind: 'timeout',
-      message: expect.stringContaining('500 ms'),
-    })
   })
 
-  it('passes an AdapterError through, unless the request was aborted', () => {
+  it('passes an AdapterError through', () => {
     const original = new AdapterError('cut', { kind: 'network', provider: 'openai' })
     expect(mapOpenAIError(original, context)).toBe(original)
-    expect(mapOpenAIError(original, { ...context, stopped: 'aborted' })).toMatchObject({ kind: 'aborted' })
   })
 
   it('keeps request id, code and type in a cause that is not the SDK error, and redacts secrets', () => {
@@ -63,7 +56,10 @@ describe('mapOpenAIError', () => {
     )
     expect(error).toMatchObject({ kind: 'authentication', status: 401, retryable: false })
     expect(error.cause).not.toBeInstanceOf(APIError)
-    expect(error.cause).toMatchObject({ requestId: 'req_42', code: 'invalid_api_key', status: 401 })
+    expect(error.cause).toMatchObject({ requestID: 'req_42', code: 'invalid_api_key', status: 401 })
+    expect(error.message).toBe(
+      'OpenAI answered HTTP 401 (invalid_api_key): Incorrect API key provided: [redacted]. Check the API key (the apiKey option or OPENAI_API_KEY). Request id: req_42.',
+    )
     expect(JSON.stringify({ message: error.message, cause: String(error.cause) })).not.toContain(
       'sk-secret-key-123',
     )
@@ -100,8 +96,8 @@ describe('mapOpenAIStreamError', () => {
     [{ code: 'insufficient_quota', message: 'no credit' }, 'rate_limit', false],
     [{ code: 'context_length_exceeded', message: 'too long' }, 'context_length', false],
     [{ type: 'invalid_request_error', message: 'bad image' }, 'invalid_request', false],
-    [{ code: 'something_else', message: '?' }, 'unknown', false],
+    [{ code: 'something_else', message: '?' }, 'server', true],
   ])('maps %o to %s (retryable %s)', (body, kind, retryable) => {
-    expect(mapOpenAIStreamError(body, context)).toMatchObject({ kind, retryable, provider: 'openai' })
+    expect(mapOpenAIStreamError(context, body)).toMatchObject({ kind, retryable, provider: 'openai' })
   })
 })

@@ -2,22 +2,18 @@ import type { AnyMessage } from '@agentx/core'
 import { type FakeProvider, openAIResponsesDialect, startFakeProvider } from '@agentx/contract-tests'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { deltas, messageOf, run } from '../test/stream-helpers.js'
-import { fixture, type RawLoopbackServer, sse, startRawLoopbackServer } from '../test/raw-loopback-server.js'
+import { fixture, sse } from '../test/openai-fixtures.js'
 import { OpenAIAdapter } from './openai-adapter.js'
 
-let raw: RawLoopbackServer
 let fake: FakeProvider
 
 beforeAll(async () => {
-  raw = await startRawLoopbackServer()
   fake = await startFakeProvider({ dialect: openAIResponsesDialect })
 })
 afterAll(async () => {
-  await raw.close()
   await fake.close()
 })
 afterEach(() => {
-  raw.requests.length = 0
   fake.reset()
 })
 
@@ -29,8 +25,8 @@ function message(seq: number, type: AnyMessage['type'], content: AnyMessage['con
 
 describe('OpenAIAdapter, Responses API stream', () => {
   it('maps a recorded text + function call stream: deltas, assembled call, usage, session id, tool_use stop', async () => {
-    raw.enqueue(sse(fixture('responses-text-and-function-call.sse.txt')))
-    const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: raw.baseURL })
+    fake.enqueue(sse(fixture('responses-text-and-function-call.sse.txt')))
+    const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: fake.baseURL })
     const { events, failed } = await run(adapter.stream('Weather?', options))
     expect(failed).toBe(false)
     expect(deltas(events)).toBe('Got it')
@@ -78,13 +74,13 @@ describe('OpenAIAdapter, Responses API stream', () => {
       },
     ])
     expect(events.at(-1)?.type).toBe('message')
-    expect(raw.requests[0]?.url).toBe('/v1/responses')
-    expect(raw.requests[0]?.headers.authorization).toBe('Bearer sk-test')
+    expect(fake.requests[0]?.received.url).toBe('/v1/responses')
+    expect(fake.requests[0]?.received.headers.authorization).toBe('Bearer sk-test')
   })
 
   it('accepts a lenient server that streams deltas without announcing items, and data-only frames', async () => {
     const frame = (event: Record<string, unknown>) => `data: ${JSON.stringify(event)}\n\n`
-    raw.enqueue(
+    fake.enqueue(
       sse(
         frame({
           type: 'response.created',
@@ -134,7 +130,7 @@ describe('OpenAIAdapter, Responses API stream', () => {
           }),
       ),
     )
-    const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: raw.baseURL })
+    const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: fake.baseURL })
     const { events, failed } = await run(adapter.stream('Hi', options))
     expect(failed).toBe(false)
     expect(deltas(events)).toBe('Hello')
@@ -151,8 +147,8 @@ describe('OpenAIAdapter, Responses API stream', () => {
   })
 
   it('throws the in-stream quota error of a recorded stream as a non-retryable rate_limit', async () => {
-    raw.enqueue(sse(fixture('responses-quota-error.sse.txt')))
-    const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: raw.baseURL })
+    fake.enqueue(sse(fixture('responses-quota-error.sse.txt')))
+    const adapter = new OpenAIAdapter({ apiKey: 'sk-test', baseURL: fake.baseURL })
     const { error } = await run(adapter.stream('Hi', options))
     expect(error).toMatchObject({
       name: 'AdapterError',
@@ -318,7 +314,7 @@ describe('OpenAIAdapter, Responses API stream', () => {
         tools: [
           { name: 'vision', description: 'Looks closer', inputSchema: { type: 'object', properties: {} } },
         ],
-        providerOptions: { openai: { store: true, model: 'ignored', parallel_tool_calls: false } },
+        providerOptions: { openai: { store: true, parallel_tool_calls: false } },
       }),
     )
     const body = JSON.parse(fake.requests[0]!.received.body)

@@ -1,20 +1,9 @@
 import type { AdapterMessage, ContentBlock, StopReason, TokenUsage } from '@agentx/core'
+import { incompleteStreamError, parseJsonFrame, parseToolInput } from '@agentx/core/provider'
+import type { ProviderIdentity, ServerSentEventMapper } from '@agentx/core/provider'
 import { keepRawStopReason } from './keep-raw-stop-reason.js'
-import { mapOpenAIStreamError } from './map-openai-error.js'
-import type { OpenAIErrorBody } from './map-openai-error.js'
+import { mapOpenAIStreamError, type OpenAIErrorBody } from './map-openai-error.js'
 import { mapOpenAIUsage } from './map-openai-usage.js'
-import type { OpenAIStreamContext } from './openai-stream-context.js'
-import { parseEventData, truncatedStreamError } from './openai-stream-context.js'
-import { parseToolArguments } from './parse-tool-arguments.js'
-import type { ServerSentEvent } from './read-server-sent-events.js'
-
-/** Options of {@link mapOpenAIResponsesStream}. */
-export interface OpenAIResponsesStreamOptions extends OpenAIStreamContext {
-  /** Whether to report the response id as the provider session id. Default is `true`. */
-  emitSession?: boolean
-  /** Called once the terminal event arrived (before the final events are yielded). */
-  onTerminal?: () => void
-}
 
 interface OutputItem {
   id: string
@@ -36,40 +25,150 @@ interface OutputItem {
   rawArguments: string | undefined
 }
 
-/**
- * Turns the server-sent events of a streamed Responses API call into {@link AdapterMessage}s:
- * `text-delta` for output text (and refusals), `thinking-delta` for reasoning summaries and
- * reasoning text, one `tool-call` per function call once its arguments are complete, then
- * `usage`, `session` (the response id) and exactly one `message` (rule A-STR-005).
- *
- * The stream must end with `response.completed` or `response.incomplete`; `response.failed` and
- * `error` events throw a mapped error, and a stream that stops before a terminal event throws a
- * retryable `network` error (rule A-ERR-006). Content blocks carry
- * `providerMetadata.openai = { responseId, itemId }`, which lets the adapter find where a
- * resumed conversation stands. Unknown event types are ignored.
- */
-export async function* mapOpenAIResponsesStream(
-  events: AsyncIterable<ServerSentEvent>,
-  options: OpenAIResponsesStreamOptions,
-): AsyncGenerator<AdapterMessage, void, undefined> {
-  const items = new Map<string, OutputItem>()
-  const byIndex = new Map<number, OutputItem>()
-  let responseId: string | undefined
-  let terminal: Record<string, unknown> | undefined
+type Json = Record<string, unknown>
 
-  // A delta for an item that was never announced (a lenient compatible server) creates it.
-  const itemFor = (event: Record<string, unknown>, type: string): OutputItem => {
-    const id = typeof event.item_id === 'string' ? event.item_id : undefined
-    const found = id === undefined ? undefined : items.get(id)
-    if (found) return found
-    const index = typeof event.output_index === 'number' ? event.output_index : undefined
-    const byPosition = index === undefined ? undefined : byIndex.get(index)
-    if (byPosition) return byPosition
-    return addItem({ id, type }, index ?? items.size)
+/**
+ * The Responses API stream protocol, for one response: `text-delta` for output text (and
+ * refusals), `thinking-delta` for reasoning summaries and reasoning text, one `tool-call` per
+ * function call once its arguments are complete, then at `response.completed` /
+ * `response.incomplete` the `usage`, `session` (the response id, unless `emitSession` is off) and
+ * exactly one `message` (rule A-STR-005).
+ *
+ * `response.failed` and `error` events throw their mapped error; a body that ends before a
+ * terminal event throws a retryable `network` error (rule A-ERR-006). Content blocks carry
+ * `providerMetadata.openai = { responseId, itemId }`, which lets the adapter find where a resumed
+ * conversation stands. Unknown event types are ignored. Made by {@link OpenAIAdapter} per request
+ * and driven by `streamServerSentEvents` from `@agentx/core/provider`.
+ */
+export class OpenAIResponsesStreamMapper implements ServerSentEventMapper {
+  complete = false
+  readonly #provider: ProviderIdentity
+  readonly #emitSession: boolean
+  readonly #items = new Map<string, OutputItem>()
+  readonly #byIndex = new Map<number, OutputItem>()
+  #responseId: string | undefined
+
+  /** `emitSession: false` leaves out the `session` event (a response OpenAI does not store). */
+  constructor(provider: ProviderIdentity, options: { emitSession?: boolean } = {}) {
+    this.#provider = provider
+    this.#emitSession = options.emitSession !== false
   }
-  const addItem = (raw: Record<string, unknown>, outputIndex: number): OutputItem => {
+
+  onEvent(event: string | undefined, data: string, output: AdapterMessage[]): void {
+    if (data === '[DONE]') return
+    const frame = parseJsonFrame(this.#provider, data)
+    const type = typeof frame.type === 'string' ? frame.type : event
+    switch (type) {
+      case 'response.output_text.delta':
+      case 'response.refusal.delta': {
+        const delta = typeof frame.delta === 'string' ? frame.delta : ''
+        if (delta === '') break
+        const item = this.#itemFor(frame, 'message')
+        item.text += delta
+        item.textStreamed = true
+        if (type === 'response.refusal.delta') item.refusal = true
+        output.push({ type: 'text-delta', text: delta })
+        break
+      }
+      case 'response.created':
+      case 'response.in_progress':
+      case 'response.queued': {
+        const id = (frame.response as { id?: unknown } | undefined)?.id
+        if (typeof id === 'string' && id !== '') this.#responseId = id
+        break
+      }
+      case 'response.output_item.added': {
+        const raw = frame.item as Json | undefined
+        if (raw)
+          this.#addItem(raw, typeof frame.output_index === 'number' ? frame.output_index : this.#items.size)
+        break
+      }
+      case 'response.reasoning_summary_part.added': {
+        const item = this.#itemFor(frame, 'reasoning')
+        const index = typeof frame.summary_index === 'number' ? frame.summary_index : 0
+        if (index > item.summaryIndex) {
+          item.summaryIndex = index
+          if (item.thinking !== '') {
+            item.thinking += '\n\n'
+            output.push({ type: 'thinking-delta', text: '\n\n' })
+          }
+        }
+        break
+      }
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta': {
+        const delta = typeof frame.delta === 'string' ? frame.delta : ''
+        if (delta === '') break
+        const item = this.#itemFor(frame, 'reasoning')
+        item.thinking += delta
+        item.thinkingStreamed = true
+        output.push({ type: 'thinking-delta', text: delta })
+        break
+      }
+      case 'response.function_call_arguments.delta': {
+        const item = this.#itemFor(frame, 'function_call')
+        if (!item.argumentsDone && typeof frame.delta === 'string') item.arguments += frame.delta
+        break
+      }
+      case 'response.function_call_arguments.done': {
+        const item = this.#itemFor(frame, 'function_call')
+        if (typeof frame.arguments === 'string') {
+          item.arguments = frame.arguments
+          item.argumentsDone = true
+        }
+        break
+      }
+      case 'response.output_item.done': {
+        const raw = frame.item as Json | undefined
+        if (!raw) break
+        const item =
+          this.#items.get(typeof raw.id === 'string' ? raw.id : '') ??
+          this.#addItem(raw, numberOr(frame.output_index, this.#items.size))
+        completeItem(item, raw, output)
+        break
+      }
+      case 'response.completed':
+      case 'response.incomplete':
+        this.#finish((frame.response as Json | undefined) ?? {}, output)
+        break
+      case 'response.failed': {
+        const response = (frame.response as Json | undefined) ?? {}
+        const error = (response.error as OpenAIErrorBody | null | undefined) ?? {
+          message: 'The response failed.',
+        }
+        throw mapOpenAIStreamError(this.#provider, error)
+      }
+      case 'error': {
+        const nested = frame.error
+        const body =
+          nested !== null && typeof nested === 'object'
+            ? (nested as OpenAIErrorBody)
+            : (frame as OpenAIErrorBody)
+        throw mapOpenAIStreamError(this.#provider, body)
+      }
+      default:
+        break
+    }
+  }
+
+  onEnd(): void {
+    throw incompleteStreamError(this.#provider, 'response.completed')
+  }
+
+  /** The item an event names; a delta for an item never announced (a lenient compatible server) creates it. */
+  #itemFor(frame: Json, type: string): OutputItem {
+    const id = typeof frame.item_id === 'string' ? frame.item_id : undefined
+    const found = id === undefined ? undefined : this.#items.get(id)
+    if (found) return found
+    const index = typeof frame.output_index === 'number' ? frame.output_index : undefined
+    const byPosition = index === undefined ? undefined : this.#byIndex.get(index)
+    if (byPosition) return byPosition
+    return this.#addItem({ id, type }, index ?? this.#items.size)
+  }
+
+  #addItem(raw: Json, outputIndex: number): OutputItem {
     const id = typeof raw.id === 'string' && raw.id !== '' ? raw.id : `output_${outputIndex}`
-    const existing = items.get(id)
+    const existing = this.#items.get(id)
     if (existing) return existing
     const item: OutputItem = {
       id,
@@ -90,170 +189,75 @@ export async function* mapOpenAIResponsesStream(
       input: undefined,
       rawArguments: undefined,
     }
-    items.set(id, item)
-    byIndex.set(outputIndex, item)
+    this.#items.set(id, item)
+    this.#byIndex.set(outputIndex, item)
     return item
   }
 
-  for await (const sse of events) {
-    if (sse.data === '[DONE]') continue
-    const event = parseEventData(sse, options)
-    const type = typeof event.type === 'string' ? event.type : sse.event
-    switch (type) {
-      case 'response.created':
-      case 'response.in_progress':
-      case 'response.queued': {
-        const id = (event.response as { id?: unknown } | undefined)?.id
-        if (typeof id === 'string' && id !== '') responseId = id
-        break
-      }
-      case 'response.output_item.added': {
-        const raw = event.item as Record<string, unknown> | undefined
-        if (raw) addItem(raw, typeof event.output_index === 'number' ? event.output_index : items.size)
-        break
-      }
-      case 'response.output_text.delta':
-      case 'response.refusal.delta': {
-        const item = itemFor(event, 'message')
-        const delta = typeof event.delta === 'string' ? event.delta : ''
-        if (delta === '') break
-        item.text += delta
-        item.textStreamed = true
-        if (type === 'response.refusal.delta') item.refusal = true
-        yield { type: 'text-delta', text: delta }
-        break
-      }
-      case 'response.reasoning_summary_part.added': {
-        const item = itemFor(event, 'reasoning')
-        const index = typeof event.summary_index === 'number' ? event.summary_index : 0
-        if (index > item.summaryIndex) {
-          item.summaryIndex = index
-          if (item.thinking !== '') {
-            item.thinking += '\n\n'
-            yield { type: 'thinking-delta', text: '\n\n' }
-          }
-        }
-        break
-      }
-      case 'response.reasoning_summary_text.delta':
-      case 'response.reasoning_text.delta': {
-        const item = itemFor(event, 'reasoning')
-        const delta = typeof event.delta === 'string' ? event.delta : ''
-        if (delta === '') break
-        item.thinking += delta
-        item.thinkingStreamed = true
-        yield { type: 'thinking-delta', text: delta }
-        break
-      }
-      case 'response.function_call_arguments.delta': {
-        const item = itemFor(event, 'function_call')
-        if (!item.argumentsDone && typeof event.delta === 'string') item.arguments += event.delta
-        break
-      }
-      case 'response.function_call_arguments.done': {
-        const item = itemFor(event, 'function_call')
-        if (typeof event.arguments === 'string') {
-          item.arguments = event.arguments
-          item.argumentsDone = true
-        }
-        break
-      }
-      case 'response.output_item.done': {
-        const raw = event.item as Record<string, unknown> | undefined
-        if (!raw) break
-        const item =
-          items.get(typeof raw.id === 'string' ? raw.id : '') ??
-          addItem(raw, numberOr(event.output_index, items.size))
-        yield* completeItem(item, raw)
-        break
-      }
-      case 'response.completed':
-      case 'response.incomplete':
-        terminal = (event.response as Record<string, unknown> | undefined) ?? {}
-        break
-      case 'response.failed': {
-        const response = (event.response as Record<string, unknown> | undefined) ?? {}
-        const error = (response.error as OpenAIErrorBody | null | undefined) ?? {
-          message: 'The response failed.',
-        }
-        throw mapOpenAIStreamError(error, options.error)
-      }
-      case 'error': {
-        const nested = event.error
-        const body =
-          nested !== null && typeof nested === 'object'
-            ? (nested as OpenAIErrorBody)
-            : (event as OpenAIErrorBody)
-        throw mapOpenAIStreamError(body, options.error)
-      }
-      default:
-        break
+  #finish(terminal: Json, output: AdapterMessage[]): void {
+    this.complete = true
+    if (typeof terminal.id === 'string' && terminal.id !== '') this.#responseId = terminal.id
+    // Items the server reported only in the final response (no per-item events) still count.
+    const reported = Array.isArray(terminal.output) ? (terminal.output as Json[]) : []
+    for (const [index, raw] of reported.entries()) {
+      if (raw === null || typeof raw !== 'object') continue
+      const known = typeof raw.id === 'string' ? this.#items.get(raw.id) : undefined
+      if (known?.emitted) continue
+      completeItem(
+        known ?? this.#addItem(raw, this.#byIndex.has(index) ? this.#items.size + index : index),
+        raw,
+        output,
+      )
     }
-    if (terminal) break
+    for (const item of this.#items.values()) if (!item.emitted) completeItem(item, undefined, output)
+
+    const ordered = [...this.#items.values()].sort((a, b) => a.outputIndex - b.outputIndex)
+    const content: ContentBlock[] = []
+    for (const item of ordered) {
+      const block = toBlock(item, this.#responseId)
+      if (block) content.push(block)
+    }
+    const usage: TokenUsage | undefined = mapOpenAIUsage(terminal.usage)
+    if (usage) output.push({ type: 'usage', usage })
+    if (this.#responseId !== undefined && this.#emitSession)
+      output.push({ type: 'session', sessionId: this.#responseId })
+    const stopReason = stopReasonOf(terminal, ordered)
+    if (stopReason === 'other') keepRawStopReason(content, rawStopReasonOf(terminal))
+    output.push({ type: 'message', content, stopReason })
   }
+}
 
-  if (!terminal) throw truncatedStreamError('response.completed', options)
-  options.onTerminal?.()
-  if (typeof terminal.id === 'string' && terminal.id !== '') responseId = terminal.id
-
-  // Items the server reported only in the final response (no per-item events) still count.
-  const output = Array.isArray(terminal.output) ? (terminal.output as Record<string, unknown>[]) : []
-  for (const [index, raw] of output.entries()) {
-    if (raw === null || typeof raw !== 'object') continue
-    const known = typeof raw.id === 'string' ? items.get(raw.id) : undefined
-    if (known?.emitted) continue
-    yield* completeItem(known ?? addItem(raw, byIndex.has(index) ? items.size + index : index), raw)
+/** Completes an output item once: text or reasoning not streamed before is streamed now; a function call is emitted. */
+function completeItem(item: OutputItem, raw: Json | undefined, output: AdapterMessage[]): void {
+  if (item.emitted) return
+  item.emitted = true
+  if (raw) {
+    if (item.type === 'unknown' && typeof raw.type === 'string') item.type = raw.type
+    if (typeof raw.name === 'string' && raw.name !== '') item.name = raw.name
+    if (typeof raw.call_id === 'string' && raw.call_id !== '') item.callId = raw.call_id
+    if (typeof raw.arguments === 'string' && raw.arguments !== '') item.arguments = raw.arguments
+    if (typeof raw.encrypted_content === 'string' && raw.encrypted_content !== '')
+      item.signature = raw.encrypted_content
   }
-  for (const item of items.values()) if (!item.emitted) yield* completeItem(item, undefined)
-
-  const ordered = [...items.values()].sort((a, b) => a.outputIndex - b.outputIndex)
-  const content: ContentBlock[] = []
-  for (const item of ordered) {
-    const block = toBlock(item, responseId)
-    if (block) content.push(block)
+  if (item.type === 'message' && !item.textStreamed && raw) {
+    const text = messageText(raw)
+    if (text !== '') {
+      item.text = text
+      output.push({ type: 'text-delta', text })
+    }
   }
-  const usage: TokenUsage | undefined = mapOpenAIUsage(terminal.usage)
-  if (usage) yield { type: 'usage', usage }
-  if (responseId !== undefined && options.emitSession !== false)
-    yield { type: 'session', sessionId: responseId }
-  const stopReason = stopReasonOf(terminal, ordered)
-  if (stopReason === 'other') keepRawStopReason(content, rawStopReasonOf(terminal))
-  yield { type: 'message', content, stopReason }
-
-  function* completeItem(
-    item: OutputItem,
-    raw: Record<string, unknown> | undefined,
-  ): Generator<AdapterMessage> {
-    if (item.emitted) return
-    item.emitted = true
-    if (raw) {
-      if (item.type === 'unknown' && typeof raw.type === 'string') item.type = raw.type
-      if (typeof raw.name === 'string' && raw.name !== '') item.name = raw.name
-      if (typeof raw.call_id === 'string' && raw.call_id !== '') item.callId = raw.call_id
-      if (typeof raw.arguments === 'string' && raw.arguments !== '') item.arguments = raw.arguments
-      if (typeof raw.encrypted_content === 'string' && raw.encrypted_content !== '')
-        item.signature = raw.encrypted_content
+  if (item.type === 'reasoning' && !item.thinkingStreamed && raw) {
+    const text = reasoningText(raw)
+    if (text !== '') {
+      item.thinking = text
+      output.push({ type: 'thinking-delta', text })
     }
-    if (item.type === 'message' && !item.textStreamed && raw) {
-      const text = messageText(raw)
-      if (text !== '') {
-        item.text = text
-        yield { type: 'text-delta', text }
-      }
-    }
-    if (item.type === 'reasoning' && !item.thinkingStreamed && raw) {
-      const text = reasoningText(raw)
-      if (text !== '') {
-        item.thinking = text
-        yield { type: 'thinking-delta', text }
-      }
-    }
-    if (item.type === 'function_call') {
-      const parsed = parseToolArguments(item.arguments)
-      item.input = parsed.input
-      if (!parsed.ok) item.rawArguments = item.arguments
-      yield { type: 'tool-call', id: item.callId, name: item.name, input: structuredClone(parsed.input) }
-    }
+  }
+  if (item.type === 'function_call') {
+    const parsed = parseToolInput(item.arguments)
+    item.input = parsed.input
+    if (!parsed.ok) item.rawArguments = item.arguments
+    output.push({ type: 'tool-call', id: item.callId, name: item.name, input: structuredClone(parsed.input) })
   }
 }
 

@@ -13,16 +13,24 @@ export interface OpenAIAdapterOptions {
    */
   apiKey?: string
   /**
-   * The API base URL, up to and including the version segment (`http://127.0.0.1:11434/v1`).
+   * The API base URL, up to and including the version segment (`http://127.0.0.1:11434/v1`,
+   * `https://gateway.example.com/openai/v1`). It never changes the API: set `api` for that.
    * Default is `process.env.OPENAI_BASE_URL`, else `https://api.openai.com/v1`.
    */
   baseURL?: string
+  /**
+   * An API version sent as the `api-version` query parameter of every request, as Azure OpenAI and
+   * gateways in front of it expect (`2025-04-01-preview`). Default is
+   * `process.env.OPENAI_API_VERSION`, else none (OpenAI itself has no version parameter).
+   */
+  apiVersion?: string
   /** The model used when a request names none (a session without a model). Default is none: a request without a model fails with kind `invalid_request`. */
   model?: string
   /**
    * `'responses'` streams the Responses API (`POST /responses`) and resumes conversations with
    * `previous_response_id`; `'chat'` streams Chat Completions (`POST /chat/completions`), which
-   * every OpenAI-compatible server speaks. Default is `'responses'`.
+   * every OpenAI-compatible server speaks. Chosen here only, whatever `baseURL` is: a gateway that
+   * forwards the Responses API keeps the default. Default is `'responses'`.
    */
   api?: OpenAIApi
   /**
@@ -33,8 +41,8 @@ export interface OpenAIAdapterOptions {
   client?: OpenAI
   /**
    * How long the stream may stay silent (no byte at all, before or after the response headers)
-   * before the request is cancelled with an `AdapterError` of kind `timeout`. `Infinity`
-   * disables it. Default is `60_000`.
+   * before the request is cancelled with an `AdapterError` of kind `timeout`; the time the caller
+   * holds an event does not count. `Infinity` disables it. Default is `60_000`.
    */
   idleTimeoutMs?: number
   /** The OpenAI organization id. Default is `process.env.OPENAI_ORG_ID`. */

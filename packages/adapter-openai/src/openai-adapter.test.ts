@@ -1,6 +1,6 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type AnyMessage, ConfigurationError, isAdapterError } from '@agentx/core'
+import { type AnyMessage, ConfigurationError, isAdapterError, ValidationError } from '@agentx/core'
 import {
   type FakeProvider,
   openAIChatDialect,
@@ -9,7 +9,7 @@ import {
 } from '@agentx/contract-tests'
 import OpenAI from 'openai'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { fixture, type RawLoopbackServer, startRawLoopbackServer } from '../test/raw-loopback-server.js'
+import { fixture, json, sse } from '../test/openai-fixtures.js'
 import { deltas, run } from '../test/stream-helpers.js'
 import { createOpenAIAdapter } from './create-openai-adapter.js'
 import { OpenAIAdapter } from './openai-adapter.js'
@@ -19,20 +19,17 @@ const options = { model: 'gpt-test', history: [] as AnyMessage[] }
 
 let responses: FakeProvider
 let chat: FakeProvider
-let raw: RawLoopbackServer
 
 beforeAll(async () => {
   responses = await startFakeProvider({ dialect: openAIResponsesDialect })
   chat = await startFakeProvider({ dialect: openAIChatDialect })
-  raw = await startRawLoopbackServer()
 })
 afterAll(async () => {
-  await Promise.all([responses.close(), chat.close(), raw.close()])
+  await Promise.all([responses.close(), chat.close()])
 })
 afterEach(() => {
   responses.reset()
   chat.reset()
-  raw.requests.length = 0
 })
 
 describe('OpenAIAdapter construction', () => {
@@ -43,10 +40,73 @@ describe('OpenAIAdapter construction', () => {
     expect(responses.requests).toHaveLength(0)
   })
 
-  it('rejects bad options with a ConfigurationError that names the fix', () => {
-    expect(() => new OpenAIAdapter({ apiKey: KEY, api: 'completions' as never })).toThrow(ConfigurationError)
-    expect(() => new OpenAIAdapter({ apiKey: KEY, idleTimeoutMs: 0 })).toThrow(/idleTimeoutMs/)
-    expect(() => new OpenAIAdapter({ apiKey: KEY, baseURL: 'not a url' })).toThrow(/baseURL/)
+  it('rejects bad options with a ValidationError that names the option and the provider', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ api: 'completions' }, 'api'],
+      [{ idleTimeoutMs: 0 }, 'idleTimeoutMs'],
+      [{ baseURL: 'not a url' }, 'baseURL'],
+      [{ model: '' }, 'model'],
+      [{ apiVersion: '' }, 'apiVersion'],
+    ]
+    for (const [options, option] of cases) {
+      expect(() => new OpenAIAdapter({ apiKey: KEY, ...options })).toThrow(ValidationError)
+      expect(() => new OpenAIAdapter({ apiKey: KEY, ...options })).toThrow(
+        `Invalid ${option} for the OpenAI adapter (provider 'openai')`,
+      )
+    }
+  })
+
+  it('streams the Responses API through a gateway base URL: the base URL never switches the API', async () => {
+    responses.enqueue({
+      response: { blocks: [{ type: 'text', text: 'via gateway' }], stopReason: 'end_turn' },
+    })
+    const adapter = new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL })
+    expect(adapter.api).toBe('responses')
+    const { events } = await run(adapter.stream('Hi', options))
+    expect(deltas(events)).toBe('via gateway')
+    expect(responses.requests[0]?.received.url).toBe('/v1/responses')
+  })
+
+  it('sends an API version as the api-version query parameter, from the option or OPENAI_API_VERSION', async () => {
+    const saved = process.env.OPENAI_API_VERSION
+    try {
+      process.env.OPENAI_API_VERSION = '2025-04-01-preview'
+      responses.enqueue(
+        { response: { blocks: [{ type: 'text', text: 'a' }], stopReason: 'end_turn' } },
+        { response: { blocks: [{ type: 'text', text: 'b' }], stopReason: 'end_turn' } },
+      )
+      await run(new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL }).stream('Hi', options))
+      await run(
+        new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL, apiVersion: 'v2' }).stream(
+          'Hi',
+          options,
+        ),
+      )
+      expect(responses.requests.map((request) => request.received.url)).toEqual([
+        '/v1/responses?api-version=2025-04-01-preview',
+        '/v1/responses?api-version=v2',
+      ])
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_VERSION
+      else process.env.OPENAI_API_VERSION = saved
+    }
+  })
+
+  it('takes the base URL from OPENAI_BASE_URL when no baseURL is given', async () => {
+    const saved = process.env.OPENAI_BASE_URL
+    try {
+      process.env.OPENAI_BASE_URL = chat.baseURL
+      chat.enqueue({ response: { blocks: [{ type: 'text', text: 'env' }], stopReason: 'end_turn' } })
+      const { events } = await run(new OpenAIAdapter({ api: 'chat', apiKey: KEY }).stream('Hi', options))
+      expect(deltas(events)).toBe('env')
+      process.env.OPENAI_BASE_URL = 'nope'
+      expect(() => new OpenAIAdapter({ apiKey: KEY })).toThrow(
+        'Invalid OPENAI_BASE_URL for the OpenAI adapter',
+      )
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_BASE_URL
+      else process.env.OPENAI_BASE_URL = saved
+    }
   })
 
   it('requires a key for OpenAI itself but not for a custom baseURL', async () => {
@@ -55,6 +115,7 @@ describe('OpenAIAdapter construction', () => {
     delete process.env.OPENAI_API_KEY
     delete process.env.OPENAI_BASE_URL
     try {
+      expect(() => new OpenAIAdapter()).toThrow(ConfigurationError)
       expect(() => new OpenAIAdapter()).toThrow(/OPENAI_API_KEY/)
       const local = new OpenAIAdapter({ api: 'chat', baseURL: chat.baseURL, model: 'llama3.2' })
       chat.enqueue({ response: { blocks: [{ type: 'text', text: 'hi' }], stopReason: 'end_turn' } })
@@ -139,6 +200,20 @@ describe('OpenAIAdapter construction', () => {
     expect(responses.requests.map((request) => request.decoded.resume)).toEqual(['resp_gone', undefined])
   })
 
+  it('refuses providerOptions that set a field the adapter owns, before any request', async () => {
+    const { error } = await run(
+      new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL }).stream('Hi', {
+        ...options,
+        providerOptions: { openai: { model: 'other' } },
+      }),
+    )
+    expect(error).toBeInstanceOf(ValidationError)
+    expect((error as Error).message).toMatch(
+      /^providerOptions\.openai\.model cannot be set for the OpenAI adapter/,
+    )
+    expect(responses.requests).toHaveLength(0)
+  })
+
   it('fails a request without any model with kind invalid_request and sends nothing', async () => {
     const { error } = await run(
       new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL }).stream('Hi', { model: '', history: [] }),
@@ -191,16 +266,14 @@ describe('OpenAIAdapter errors', () => {
   })
 
   it('reads retry-after-ms, retry-after seconds and HTTP dates on a 429', async () => {
-    raw.enqueue(
-      { status: 429, headers: { 'retry-after-ms': '1500' }, body: fixture('rate-limit-429.json') },
-      { status: 429, headers: { 'retry-after': '7' }, body: fixture('rate-limit-429.json') },
-      {
-        status: 429,
-        headers: { 'retry-after': new Date(Date.now() + 30_000).toUTCString() },
-        body: fixture('rate-limit-429.json'),
-      },
+    responses.enqueue(
+      json(429, fixture('rate-limit-429.json'), { 'retry-after-ms': '1500' }),
+      json(429, fixture('rate-limit-429.json'), { 'retry-after': '7' }),
+      json(429, fixture('rate-limit-429.json'), {
+        'retry-after': new Date(Date.now() + 30_000).toUTCString(),
+      }),
     )
-    const rawAdapter = new OpenAIAdapter({ apiKey: KEY, baseURL: raw.baseURL })
+    const rawAdapter = new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL })
     const first = (await run(rawAdapter.stream('Hi', options))).error
     const second = (await run(rawAdapter.stream('Hi', options))).error
     const third = (await run(rawAdapter.stream('Hi', options))).error as { retryAfterMs: number }
@@ -208,41 +281,45 @@ describe('OpenAIAdapter errors', () => {
     expect(second).toMatchObject({ kind: 'rate_limit', retryAfterMs: 7000 })
     expect(third.retryAfterMs).toBeGreaterThan(20_000)
     expect(third.retryAfterMs).toBeLessThanOrEqual(30_000)
-    expect(raw.requests).toHaveLength(3)
+    expect(responses.requests).toHaveLength(3)
   })
 
   it('marks a 429 insufficient_quota as not retryable', async () => {
-    raw.enqueue({
-      status: 429,
-      body: JSON.stringify({
-        error: {
-          message: 'You exceeded your current quota.',
-          type: 'insufficient_quota',
-          param: null,
-          code: 'insufficient_quota',
-        },
-      }),
-    })
+    responses.enqueue(
+      json(
+        429,
+        JSON.stringify({
+          error: {
+            message: 'You exceeded your current quota.',
+            type: 'insufficient_quota',
+            param: null,
+            code: 'insufficient_quota',
+          },
+        }),
+      ),
+    )
     const { error } = await run(
-      new OpenAIAdapter({ apiKey: KEY, baseURL: raw.baseURL }).stream('Hi', options),
+      new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL }).stream('Hi', options),
     )
     expect(error).toMatchObject({ kind: 'rate_limit', retryable: false })
   })
 
   it('never puts the API key in the message, cause, stack or JSON of an error', async () => {
-    raw.enqueue({
-      status: 401,
-      body: JSON.stringify({
-        error: {
-          message: `Incorrect API key provided: ${KEY}.`,
-          type: 'invalid_request_error',
-          param: null,
-          code: 'invalid_api_key',
-        },
-      }),
-    })
+    responses.enqueue(
+      json(
+        401,
+        JSON.stringify({
+          error: {
+            message: `Incorrect API key provided: ${KEY}.`,
+            type: 'invalid_request_error',
+            param: null,
+            code: 'invalid_api_key',
+          },
+        }),
+      ),
+    )
     const { error } = await run(
-      new OpenAIAdapter({ apiKey: KEY, baseURL: raw.baseURL }).stream('Hi', options),
+      new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL }).stream('Hi', options),
     )
     expect(error).toMatchObject({ kind: 'authentication' })
     const all = [
@@ -258,7 +335,7 @@ describe('OpenAIAdapter errors', () => {
   })
 
   it('reports a refused connection as a retryable network error', async () => {
-    const closed = await startRawLoopbackServer()
+    const closed = await startFakeProvider({ dialect: openAIResponsesDialect })
     const baseURL = closed.baseURL
     await closed.close()
     const { error } = await run(new OpenAIAdapter({ apiKey: KEY, baseURL }).stream('Hi', options))
@@ -286,13 +363,18 @@ describe('OpenAIAdapter errors', () => {
     expect(error).toMatchObject({ kind: 'network', retryable: true })
   })
 
-  it('reports a malformed frame as a typed protocol error with an excerpt', async () => {
+  it('reports a malformed frame as the shared protocol error (server, not retryable) with an excerpt', async () => {
     responses.enqueue({
       response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },
       delivery: { malformedFrame: 5 },
     })
     const { error } = await run(adapter().stream('Hi', options))
-    expect(error).toMatchObject({ name: 'AdapterError', kind: 'unknown', retryable: false })
+    expect(error).toMatchObject({
+      name: 'AdapterError',
+      kind: 'server',
+      retryable: false,
+      message: 'OpenAI sent a malformed stream frame (protocol error).',
+    })
     expect(String((error as Error).cause)).toContain('response.output_text.delta')
   })
 
@@ -308,25 +390,25 @@ describe('OpenAIAdapter errors', () => {
   })
 
   it('maps response.failed to an error of its code', async () => {
-    raw.enqueue({
-      headers: { 'content-type': 'text/event-stream' },
-      body:
+    responses.enqueue(
+      sse(
         'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_f","status":"in_progress","output":[]}}\n\n' +
-        'event: response.failed\ndata: {"type":"response.failed","sequence_number":1,"response":{"id":"resp_f","status":"failed","error":{"code":"server_error","message":"The model failed."},"output":[]}}\n\n',
-    })
+          'event: response.failed\ndata: {"type":"response.failed","sequence_number":1,"response":{"id":"resp_f","status":"failed","error":{"code":"server_error","message":"The model failed."},"output":[]}}\n\n',
+      ),
+    )
     const { error } = await run(
-      new OpenAIAdapter({ apiKey: KEY, baseURL: raw.baseURL }).stream('Hi', options),
+      new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL }).stream('Hi', options),
     )
     expect(error).toMatchObject({ kind: 'server', retryable: true })
   })
 
   it('fails clearly when a server answers JSON instead of a stream', async () => {
-    raw.enqueue({ body: '{"id":"chatcmpl-1","choices":[]}' })
+    chat.enqueue(json(200, '{"id":"chatcmpl-1","choices":[]}'))
     const { error } = await run(
-      new OpenAIAdapter({ api: 'chat', apiKey: KEY, baseURL: raw.baseURL }).stream('Hi', options),
+      new OpenAIAdapter({ api: 'chat', apiKey: KEY, baseURL: chat.baseURL }).stream('Hi', options),
     )
-    expect(error).toMatchObject({ kind: 'unknown', retryable: false })
-    expect((error as Error).message).toMatch(/without a stream/)
+    expect(error).toMatchObject({ kind: 'unknown', retryable: false, status: 200 })
+    expect((error as Error).message).toMatch(/instead of an event stream/)
   })
 })
 

@@ -2,7 +2,8 @@
  * What `providerOptions.openai` of a send may hold: raw request body fields of the Responses API
  * or Chat Completions, merged into every request of that send. The common ones are listed; any
  * other field the API knows passes through unchanged. The fields the adapter owns (`model`,
- * `input`, `messages`, `stream`, `previous_response_id`) are ignored.
+ * `input`, `messages`, `stream`, `previous_response_id`) are refused with a `ValidationError`
+ * before the request.
  *
  * @example
  * await session.send('Plan the trip', {

@@ -15,6 +15,7 @@ export type {
   ScenarioBlock,
   ScenarioDelivery,
   ScenarioError,
+  ScenarioReplay,
   ScenarioResponse,
   ScenarioUsage,
 } from './fake-provider/scenario.js'

@@ -243,3 +243,38 @@ describe('multi-line data delivery', () => {
     }
   })
 })
+
+describe('replay scenarios', () => {
+  it('serves a recorded body byte for byte, with its own status and headers or the dialect’s', async () => {
+    const provider = await start()
+    const recorded =
+      'event: ping\r\ndata: {"type":"ping"}\r\n\r\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'
+    const error = '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'
+    provider.enqueue(
+      { replay: { body: recorded } },
+      {
+        replay: {
+          status: 429,
+          headers: { 'content-type': 'application/json', 'retry-after': '3' },
+          body: error,
+        },
+      },
+    )
+    const stream = await post(provider, REQUEST)
+    expect(stream.status).toBe(200)
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    expect(await stream.text()).toBe(recorded)
+    const failed = await post(provider, REQUEST)
+    expect(failed.status).toBe(429)
+    expect(failed.headers.get('retry-after')).toBe('3')
+    expect(await failed.text()).toBe(error)
+    expect(provider.requests.map((request) => request.decoded.model)).toEqual(['claude-test', 'claude-test'])
+  })
+
+  it('applies delivery quirks to the recorded frames: a cut after frame N', async () => {
+    const provider = await start()
+    const frames = ['data: {"n":1}\n\n', 'data: {"n":2}\n\n', 'data: {"n":3}\n\n']
+    provider.enqueue({ replay: { body: frames.join('') }, delivery: { truncateAfterFrame: 2 } })
+    expect(await (await post(provider, REQUEST)).text()).toBe(frames[0]! + frames[1]!)
+  })
+})

@@ -40,7 +40,7 @@ const ERRORS: Record<
     type: 'tokens',
     code: 'rate_limit_exceeded',
     message:
-      'Rate limit reached for gpt-4o-mini in organization org-fake on tokens per min (TPM): Limit 200000, Used 195869, Requested 4412. Please try again in 84ms.',
+      'Rate limit reached for gpt-5.4-mini in organization org-fake on tokens per min (TPM): Limit 200000, Used 195869, Requested 4412. Please try again in 84ms.',
   },
   overloaded: {
     status: 503,

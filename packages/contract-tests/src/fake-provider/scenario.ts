@@ -110,12 +110,33 @@ export interface ScenarioDelivery {
   unknownFrames?: boolean
 }
 
+/**
+ * A recorded answer, served byte for byte instead of one the dialect encodes: a provider's real
+ * stream kept in a fixture file, or an error body exactly as the provider sent it.
+ */
+export interface ScenarioReplay {
+  /** The HTTP status. Default is `200`. */
+  status?: number
+  /**
+   * The response headers. Default is the dialect's stream headers for a 2xx status, else
+   * `content-type: application/json`.
+   */
+  headers?: Record<string, string>
+  /**
+   * The exact body. It is cut into frames after each blank line (`\n\n`, `\r\n\r\n`), so that
+   * `delivery` (pauses, cuts, splitting, malformed frames) works on it as on an encoded response.
+   */
+  body: string
+}
+
 /** Everything the fake provider does for one request. */
 export interface Scenario {
-  /** A streamed answer. Exactly one of `response` and `httpError` is set. */
+  /** A streamed answer. Exactly one of `response`, `httpError` and `replay` is set. */
   response?: ScenarioResponse
   /** Answer with an HTTP error status instead of a stream. */
   httpError?: ScenarioError
+  /** Answer with recorded bytes (a fixture) instead of an encoded response. */
+  replay?: ScenarioReplay
   /** With `delivery.errorFrameAfter`: the error sent inside the stream. */
   streamError?: ScenarioError
   delivery?: ScenarioDelivery

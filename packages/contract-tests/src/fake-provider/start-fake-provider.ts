@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net'
 import type { DecodedRequest, ReceivedRequest, WireDialect } from '../dialects/wire-dialect.js'
 import type { FakeProvider, FakeProviderRequest } from './fake-provider.js'
-import type { Scenario, ScenarioDelivery, ScenarioError, ScenarioResponse } from './scenario.js'
+import type { Scenario, ScenarioDelivery, ScenarioError } from './scenario.js'
 
 /** Options of {@link startFakeProvider}. */
 export interface StartFakeProviderOptions {
@@ -108,24 +108,35 @@ export async function startFakeProvider(options: StartFakeProviderOptions): Prom
       sendHttpError(response, dialect.encodeHttpError(scenario.httpError))
       return
     }
+    if (scenario.replay) {
+      const status = scenario.replay.status ?? 200
+      const headers =
+        scenario.replay.headers ??
+        (status >= 200 && status < 300 ? dialect.streamHeaders() : { 'content-type': 'application/json' })
+      await writeFrames(dialect, response, record, splitFrames(scenario.replay.body), {
+        status,
+        headers,
+        delivery: scenario.delivery ?? {},
+        streamError: scenario.streamError,
+      })
+      return
+    }
     if (!scenario.response) {
       sendHttpError(
         response,
         dialect.encodeHttpError({
           kind: 'server',
-          message: 'fake provider: scenario has neither response nor httpError',
+          message: 'fake provider: scenario has neither response, replay nor httpError',
         }),
       )
       return
     }
-    await streamResponse(
-      dialect,
-      response,
-      record,
-      scenario.response,
-      scenario.delivery ?? {},
-      scenario.streamError,
-    )
+    await writeFrames(dialect, response, record, dialect.encodeResponse(scenario.response, record.decoded), {
+      status: 200,
+      headers: dialect.streamHeaders(),
+      delivery: scenario.delivery ?? {},
+      streamError: scenario.streamError,
+    })
   }
 
   const server = createServer((request, response) => {
@@ -247,16 +258,27 @@ function sendHttpError(
   response.end(error.body)
 }
 
-/** Writes the scenario's frames with the delivery's quirks (byte splitting, pauses, cuts, bad frames). */
-async function streamResponse(
+/** Cuts a recorded body into frames after each blank line, keeping every byte. */
+function splitFrames(body: string): string[] {
+  const frames = body.split(/(?<=\r\n\r\n|\n\n|\r\r)/)
+  return frames.filter((frame) => frame !== '')
+}
+
+interface FrameWriting {
+  status: number
+  headers: Record<string, string>
+  delivery: ScenarioDelivery
+  streamError: ScenarioError | undefined
+}
+
+/** Writes frames with the delivery's quirks (byte splitting, pauses, cuts, bad frames). */
+async function writeFrames(
   dialect: WireDialect,
   response: ServerResponse,
   record: MutableRequest,
-  scenario: ScenarioResponse,
-  delivery: ScenarioDelivery,
-  streamError: ScenarioError | undefined,
+  frames: readonly string[],
+  { status, headers, delivery, streamError }: FrameWriting,
 ): Promise<void> {
-  const frames = dialect.encodeResponse(scenario, record.decoded)
   const gone = new Promise<void>((resolve) => response.once('close', () => resolve()))
   let isGone = false
   void gone.then(() => {
@@ -278,7 +300,7 @@ async function streamResponse(
     await pause(delivery.pauseMs, gone, undefined, async () => {})
     if (isGone) return
   }
-  response.writeHead(200, dialect.streamHeaders())
+  response.writeHead(status, headers)
   response.flushHeaders()
   for (let index = 0; index < frames.length; index += 1) {
     if (isGone) return

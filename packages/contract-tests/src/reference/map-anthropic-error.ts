@@ -5,6 +5,7 @@ import {
   isRetryableStatus,
   parseRetryAfterMs,
 } from '@agentx/core'
+import { redactSecrets } from '@agentx/core/provider'
 
 const TYPE_KINDS: Record<string, AdapterErrorKind> = {
   invalid_request_error: 'invalid_request',
@@ -19,9 +20,9 @@ const TYPE_KINDS: Record<string, AdapterErrorKind> = {
   conflict_error: 'server',
 }
 
-/** Replaces every occurrence of `secret` in `text`. */
+/** Replaces every occurrence of `secret` in `text` (the shared `redactSecrets` of `@agentx/core/provider`). */
 export function redact(text: string, secret: string): string {
-  return secret.length > 0 ? text.split(secret).join('[redacted]') : text
+  return redactSecrets(text, [secret])
 }
 
 /** Reads `{ error: { type, message } }` from an Anthropic error body; tolerates anything else. */

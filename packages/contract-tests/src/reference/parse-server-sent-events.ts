@@ -1,3 +1,5 @@
+import { ServerSentEventParser } from '@agentx/core/provider'
+
 /** One server-sent event: its `event:` type (default `message`) and its `data:` lines joined by `\n`. */
 export interface ServerSentEvent {
   readonly event: string
@@ -5,12 +7,12 @@ export interface ServerSentEvent {
 }
 
 /**
- * Parses a byte stream as server-sent events per the WHATWG grammar: CR, LF and CRLF end lines
- * (also when split across chunks), `:` lines are comments, multi-line `data:` joins with `\n`,
- * an event is dispatched at a blank line, and a partial event at the end is dropped. UTF-8 is
- * decoded in streaming mode, so a character split across chunks survives.
+ * Reads a byte stream as server-sent events with the shared `ServerSentEventParser` of
+ * `@agentx/core/provider` (WHATWG grammar: CR, LF and CRLF line ends, also split across chunks;
+ * comments; multi-line `data:`; a partial event at the end dropped). UTF-8 is decoded in
+ * streaming mode, so a character split across chunks survives.
  *
- * `onChunk` runs for every chunk read (the caller re-arms its idle timer there).
+ * `onChunk` runs for every chunk read (the reference adapter re-arms its idle timer there).
  */
 export async function* parseServerSentEvents(
   body: ReadableStream<Uint8Array>,
@@ -18,48 +20,21 @@ export async function* parseServerSentEvents(
 ): AsyncGenerator<ServerSentEvent> {
   const reader = body.getReader()
   const decoder = new TextDecoder('utf-8')
-  let buffer = ''
-  let eventType = ''
-  let data: string[] = []
+  const ready: ServerSentEvent[] = []
+  const parser = new ServerSentEventParser((event, data) => ready.push({ event: event ?? 'message', data }))
   let done = false
-  const take = function* (line: string): Generator<ServerSentEvent> {
-    if (line === '') {
-      if (data.length > 0) yield { event: eventType || 'message', data: data.join('\n') }
-      eventType = ''
-      data = []
-      return
-    }
-    if (line.startsWith(':')) return
-    const colon = line.indexOf(':')
-    const field = colon === -1 ? line : line.slice(0, colon)
-    let value = colon === -1 ? '' : line.slice(colon + 1)
-    if (value.startsWith(' ')) value = value.slice(1)
-    if (field === 'event') eventType = value
-    else if (field === 'data') data.push(value)
-  }
   try {
-    for (;;) {
+    while (!done) {
       const chunk = await reader.read()
       if (chunk.done) {
         done = true
-        buffer += decoder.decode()
+        parser.feed(decoder.decode())
+        parser.end()
       } else {
         onChunk()
-        buffer += decoder.decode(chunk.value, { stream: true })
+        parser.feed(decoder.decode(chunk.value, { stream: true }))
       }
-      let start = 0
-      for (let index = 0; index < buffer.length; index += 1) {
-        const character = buffer[index]
-        if (character !== '\n' && character !== '\r') continue
-        // A CR at the very end may be the first half of a CRLF split across chunks.
-        if (character === '\r' && index === buffer.length - 1 && !done) break
-        const line = buffer.slice(start, index)
-        if (character === '\r' && buffer[index + 1] === '\n') index += 1
-        start = index + 1
-        yield* take(line)
-      }
-      buffer = buffer.slice(start)
-      if (done) return
+      yield* ready.splice(0)
     }
   } finally {
     if (!done) await reader.cancel().catch(() => undefined)

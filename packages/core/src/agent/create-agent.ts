@@ -8,7 +8,7 @@ import { validateAgentConfig, validateAgentDeps } from './validate-config.js'
  * key (the message names the closest known one).
  *
  * @example
- * const agent = createAgent({ model: 'claude-sonnet-4-5' }, { persister: new InMemoryPersister() })
+ * const agent = createAgent({ model: 'claude-sonnet-5-5' }, { persister: new InMemoryPersister() })
  * const session = await agent.createSession()
  * const { text } = await session.send('Hello')
  */
