@@ -161,6 +161,9 @@ describe('PostgresPersister when connections fail', () => {
       const first = Array.from({ length: 300 }, (_, seq) => store.saveMessage('s', message('s', seq)))
       expect(await terminateBackendsOnceConnected(applicationName)).toBeGreaterThan(0)
       await Promise.all(first)
+      // Make sure an idle connection sits in the pool (a loaded machine may have let none survive),
+      // then kill it under the pool's feet: the next save must not reuse it.
+      await pool.query('select 1')
       expect(await terminateBackendsOnceConnected(applicationName)).toBeGreaterThan(0)
       await store.saveMessage('s', message('s', 300))
       expect((await store.getMessages('s')).length).toBe(301)
