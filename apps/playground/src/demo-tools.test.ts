@@ -13,23 +13,23 @@ describe('createDemoTools', () => {
   const [getTime, calculator] = createDemoTools(() => new Date('2026-01-02T03:04:05.000Z'))
 
   it('get_time answers the injected clock in the asked time zone, UTC by default', async () => {
-    expect(await getTime!.execute({}, context)).toMatchObject({
+    expect(await getTime!.execute!({}, context)).toMatchObject({
       iso: '2026-01-02T03:04:05.000Z',
       timeZone: 'UTC',
     })
-    const paris = (await getTime!.execute({ timeZone: 'Europe/Paris' }, context)) as { local: string }
+    const paris = (await getTime!.execute!({ timeZone: 'Europe/Paris' }, context)) as { local: string }
     expect(paris.local).toContain('04:04:05')
-    expect(() => getTime!.execute({ timeZone: 'Mars/Olympus' }, context)).toThrow(
+    expect(() => getTime!.execute!({ timeZone: 'Mars/Olympus' }, context)).toThrow(
       'Unknown time zone "Mars/Olympus"',
     )
   })
 
   it('calculator evaluates without eval and throws on bad input (a tool error, not a crash)', async () => {
-    expect(await calculator!.execute({ expression: '2 * (3 + 4)' }, context)).toEqual({
+    expect(await calculator!.execute!({ expression: '2 * (3 + 4)' }, context)).toEqual({
       expression: '2 * (3 + 4)',
       result: 14,
     })
-    expect(() => calculator!.execute({ expression: 'alert(1)' }, context)).toThrow('Unexpected')
-    expect(() => calculator!.execute({}, context)).toThrow('needs a string "expression"')
+    expect(() => calculator!.execute!({ expression: 'alert(1)' }, context)).toThrow('Unexpected')
+    expect(() => calculator!.execute!({}, context)).toThrow('needs a string "expression"')
   })
 })
