@@ -1,4 +1,4 @@
-import type { AdapterMessage, AnyMessage, ContentBlock } from '@agentx/core'
+import type { AdapterMessage, ContentBlock } from '@agentx/core'
 import { InMemoryPersister, createAgent, isAdapterError } from '@agentx/core'
 import { describe, expect, it } from 'vitest'
 import { DEMO_COMPACT_INPUT_TOKENS, DEMO_JSON_OUTPUT, DEMO_RETRY_OPTIONS, DemoAdapter } from './demo-adapter.js'
@@ -8,17 +8,6 @@ async function collect(stream: AsyncIterable<AdapterMessage>): Promise<AdapterMe
   const events: AdapterMessage[] = []
   for await (const event of stream) events.push(event)
   return events
-}
-
-function user(text: string, seq = 0): AnyMessage {
-  return {
-    id: `m${seq}`,
-    sessionId: 's',
-    seq,
-    type: 'user',
-    content: text,
-    timestamp: new Date(0).toISOString(),
-  }
 }
 
 describe('DemoAdapter', () => {

@@ -31,6 +31,9 @@ export function parseFrames(buffer: string): { events: ServerEvent[]; rest: stri
   return { events, rest }
 }
 
+/** Called for each event as it arrives; returning `'stop'` disconnects there. */
+export type OnEvent = (event: ServerEvent) => unknown
+
 /** What reading an event-stream request answered: its status, and its events or JSON body. */
 export interface StreamReply {
   status: number
@@ -45,7 +48,7 @@ export interface StreamReply {
  */
 export async function readStream(
   response: Response,
-  onEvent?: (event: ServerEvent) => void | 'stop' | Promise<void | 'stop'>,
+  onEvent?: OnEvent,
   controller?: AbortController,
 ): Promise<StreamReply> {
   const contentType = response.headers.get('content-type')
@@ -83,7 +86,7 @@ export async function sendMessage(
   baseUrl: string,
   sessionId: string,
   content: unknown,
-  onEvent?: (event: ServerEvent) => void | 'stop' | Promise<void | 'stop'>,
+  onEvent?: OnEvent,
   options: Record<string, unknown> = {},
 ): Promise<StreamReply> {
   const controller = new AbortController()
@@ -114,7 +117,7 @@ export async function retrySend(
 export async function reattach(
   baseUrl: string,
   sessionId: string,
-  options: { after?: number; lastEventId?: string; onEvent?: (event: ServerEvent) => void | 'stop' | Promise<void | 'stop'> } = {},
+  options: { after?: number; lastEventId?: string; onEvent?: OnEvent } = {},
 ): Promise<StreamReply> {
   const controller = new AbortController()
   const query = options.after === undefined ? '' : `?after=${options.after}`
