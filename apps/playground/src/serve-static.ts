@@ -10,7 +10,11 @@ const FILES: Readonly<Record<string, { file: string; type: string }>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/api.js': { file: 'api.js', type: 'text/javascript; charset=utf-8' },
+  '/conversation.js': { file: 'conversation.js', type: 'text/javascript; charset=utf-8' },
+  '/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/markdown.js': { file: 'markdown.js', type: 'text/javascript; charset=utf-8' },
+  '/trace.js': { file: 'trace.js', type: 'text/javascript; charset=utf-8' },
   '/styles.css': { file: 'styles.css', type: 'text/css; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 }
