@@ -40,7 +40,10 @@ export async function openStream(path, init, onEvent, onOpen) {
     response = await fetch(path, init)
   } catch (error) {
     if (init.signal?.aborted) return 'aborted'
-    throw new ApiError(0, { code: 'NETWORK', message: `Could not reach the playground server: ${error.message}` })
+    throw new ApiError(0, {
+      code: 'NETWORK',
+      message: `Could not reach the playground server: ${error.message}`,
+    })
   }
   if (response.status === 204) return 'idle'
   if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {

@@ -7,87 +7,22 @@
 // by a BroadcastChannel between tabs of this browser.
 import { ApiError, api, openStream, sessionPath } from './api.js'
 import { Conversation } from './conversation.js'
-import { button, el, idFromHash, numberFormat, setBadge, timeAgo, tokens } from './dom.js'
+import { el, idFromHash, setBadge } from './dom.js'
+import { loadSessions, onSessionRow, renderSessionList, upsertSession } from './session-list.js'
+import { currentSession, isWatching, providerOf, state, ui } from './state.js'
+import { setUpShortcuts } from './shortcuts.js'
+import { setUpTheme } from './theme.js'
+import {
+  announce,
+  explainState,
+  hideError,
+  hideNotice,
+  renderHeader,
+  showError,
+  showNotice,
+} from './header.js'
 
-const $ = (id) => document.getElementById(id)
-
-const ui = {
-  sidebar: $('sidebar'),
-  scrim: $('scrim'),
-  openSidebar: $('open-sidebar'),
-  closeSidebar: $('close-sidebar'),
-  newSessionBox: $('new-session-box'),
-  providerSelect: $('provider-select'),
-  modelInput: $('model-input'),
-  modelOptions: $('model-options'),
-  systemPrompt: $('system-prompt'),
-  providerNote: $('provider-note'),
-  newSession: $('new-session'),
-  search: $('session-search'),
-  stateFilter: $('state-filter'),
-  sessionList: $('session-list'),
-  sessionCount: $('session-count'),
-  storageInfo: $('storage-info'),
-  title: $('session-title'),
-  meta: $('session-meta'),
-  stateBadge: $('state-badge'),
-  actions: $('session-actions'),
-  rename: $('rename-session'),
-  fork: $('fork-session'),
-  exportLink: $('export-session'),
-  deleteSession: $('delete-session'),
-  themeToggle: $('theme-toggle'),
-  conversation: $('conversation'),
-  announcer: $('announcer'),
-  notice: $('notice'),
-  noticeText: $('notice-text'),
-  regenerate: $('regenerate-button'),
-  errorBanner: $('error-banner'),
-  errorKind: $('error-kind'),
-  errorMessage: $('error-message'),
-  retryButton: $('retry-button'),
-  dismissError: $('dismiss-error'),
-  composerNote: $('composer-note'),
-  sendOptions: $('send-options'),
-  optionsToggle: $('options-toggle'),
-  agentSelect: $('agent-select'),
-  sendModel: $('send-model'),
-  sendModelOptions: $('send-model-options'),
-  sendTemperature: $('send-temperature'),
-  sendMaxTokens: $('send-max-tokens'),
-  composer: $('composer'),
-  input: $('message-input'),
-  send: $('send-button'),
-  stop: $('stop-button'),
-  dialog: $('confirm-dialog'),
-  confirmSummary: $('confirm-summary'),
-  confirmCancel: $('confirm-cancel'),
-  confirmDelete: $('confirm-delete'),
-  shortcuts: $('shortcuts-dialog'),
-  shortcutsClose: $('shortcuts-close'),
-}
-
-const PAGE_SIZE = 50
 const SYNC_INTERVAL_MS = 2500
-
-const state = {
-  providers: [],
-  features: { fork: false, update: false },
-  sessions: [],
-  hasMore: false,
-  filters: { q: '', state: '' },
-  /** @type {string | undefined} */
-  currentId: undefined,
-  /** The open session's view when it is not in the loaded list (a deep link, a filtered list). */
-  detached: undefined,
-  /** The one event stream this tab reads: `{ sessionId, controller, origin: 'send' | 'attach' }`. */
-  watch: undefined,
-  /** A send request on its way (before the server accepted it). */
-  submitting: false,
-  /** The error shown for the open session, to retry. */
-  shownError: undefined,
-  notFound: undefined,
-}
 
 const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('agentx-playground') : undefined
 const tell = (message) => channel?.postMessage(message)
@@ -100,26 +35,6 @@ const conversation = new Conversation(ui.conversation, {
 })
 
 // --- small helpers --------------------------------------------------------------------------
-
-function providerOf(id) {
-  return state.providers.find((provider) => provider.id === id)
-}
-
-function currentSession() {
-  return state.sessions.find((session) => session.id === state.currentId) ?? state.detached
-}
-
-function isWatching(id = state.currentId) {
-  return state.watch !== undefined && state.watch.sessionId === id
-}
-
-function announce(text) {
-  ui.announcer.textContent = ''
-  // A new text node each time, so screen readers announce a repeated message too.
-  requestAnimationFrame(() => {
-    ui.announcer.textContent = text
-  })
-}
 
 function isNarrow() {
   return window.matchMedia('(max-width: 760px)').matches
@@ -159,95 +74,7 @@ function onProviderChange() {
   }
 }
 
-// --- session list ---------------------------------------------------------------------------
-
-function listQuery(limit, offset = 0) {
-  const parameters = new URLSearchParams({ limit: String(limit) })
-  if (offset > 0) parameters.set('offset', String(offset))
-  if (state.filters.q.trim() !== '') parameters.set('q', state.filters.q.trim())
-  if (state.filters.state !== '') parameters.set('state', state.filters.state)
-  return `/api/sessions?${parameters}`
-}
-
-/** Reloads the list, keeping as many rows as are shown (at least one page). */
-async function loadSessions() {
-  const limit = Math.max(PAGE_SIZE, Math.ceil(state.sessions.length / PAGE_SIZE) * PAGE_SIZE)
-  const { sessions } = await api('GET', listQuery(limit))
-  state.sessions = sessions
-  state.hasMore = sessions.length === limit
-  if (state.detached && sessions.some((session) => session.id === state.detached.id)) state.detached = undefined
-  renderSessionList()
-}
-
-async function loadMoreSessions() {
-  const { sessions } = await api('GET', listQuery(PAGE_SIZE, state.sessions.length))
-  const known = new Set(state.sessions.map((session) => session.id))
-  state.sessions.push(...sessions.filter((session) => !known.has(session.id)))
-  state.hasMore = sessions.length === PAGE_SIZE
-  renderSessionList()
-}
-
-function renderSessionList() {
-  const filtered = state.filters.q.trim() !== '' || state.filters.state !== ''
-  ui.sessionCount.textContent = `${state.sessions.length}${state.hasMore ? '+' : ''}`
-  if (state.sessions.length === 0) {
-    ui.sessionList.replaceChildren(
-      el('li', 'empty-list', filtered ? 'No session matches.' : 'No sessions yet. Create one above.'),
-    )
-  } else {
-    ui.sessionList.replaceChildren(...state.sessions.map(sessionItem))
-  }
-  if (state.hasMore) {
-    const item = el('li')
-    item.append(
-      button('Load older sessions', 'load-more', 'load-more', () => void loadMoreSessions().catch(() => undefined)),
-    )
-    ui.sessionList.append(item)
-  }
-}
-
-function sessionItem(session) {
-  const item = el('li', `session-item${session.id === state.currentId ? ' selected' : ''}`)
-  item.dataset.id = session.id
-  item.dataset.testid = 'session-item'
-  const open = el('button', 'session-open')
-  open.type = 'button'
-  open.addEventListener('click', () => void selectSession(session.id))
-  if (session.id === state.currentId) open.setAttribute('aria-current', 'true')
-  const summary = el('div', 'session-summary', session.summary || 'New session')
-  summary.dataset.testid = 'session-summary'
-  const line = el('div', 'session-line')
-  const provider = providerOf(session.provider)
-  line.append(el('span', `tag${provider?.offline ? ' offline' : ''}`, provider?.offline ? 'demo' : session.provider))
-  line.append(el('span', 'session-model', session.model))
-  const stats = el('div', 'session-stats')
-  stats.append(
-    el('span', '', `${numberFormat.format(session.tokenUsage?.totalTokens ?? 0)} tok`),
-    el('span', '', timeAgo(session.lastActivity)),
-  )
-  const badge = el('span')
-  setBadge(badge, session.state)
-  stats.append(badge)
-  open.append(summary, line, stats)
-  const remove = button('×', 'icon-button', 'session-delete', () => confirmDelete(session))
-  remove.title = 'Delete session'
-  remove.setAttribute('aria-label', 'Delete session')
-  item.append(open, remove)
-  return item
-}
-
-function upsertSession(session) {
-  if (state.detached?.id === session.id) {
-    state.detached = session
-  }
-  const index = state.sessions.findIndex((candidate) => candidate.id === session.id)
-  if (index === -1) {
-    if (state.detached?.id === session.id) return renderSessionList()
-    state.sessions.unshift(session)
-  } else state.sessions[index] = session
-  state.sessions.sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0))
-  renderSessionList()
-}
+// --- state changes -------------------------------------------------------------------------
 
 /** Changes the state of the open session as events report it (list, badge, composer). */
 function setCurrentState(sessionState) {
@@ -257,82 +84,6 @@ function setCurrentState(sessionState) {
   setBadge(ui.stateBadge, sessionState)
   renderSessionList()
   updateComposer()
-}
-
-// --- header, notices, errors ----------------------------------------------------------------
-
-function renderHeader() {
-  const session = currentSession()
-  if (!session) {
-    ui.title.textContent = 'AgentX Playground'
-    ui.meta.textContent = state.notFound ?? 'Create a session to start chatting.'
-    ui.stateBadge.hidden = true
-    ui.actions.hidden = true
-    return
-  }
-  ui.title.textContent = session.summary || 'New session'
-  const provider = providerOf(session.provider)
-  ui.meta.replaceChildren(
-    el('span', '', provider?.label ?? session.provider),
-    el('span', 'dot', '·'),
-    el('span', 'mono', session.model),
-    el('span', 'dot', '·'),
-    el('span', '', tokens(session.tokenUsage)),
-  )
-  if (session.activeAgent && session.activeAgent !== 'default')
-    ui.meta.append(el('span', 'dot', '·'), el('span', '', `agent: ${session.activeAgent}`))
-  if (!session.canSend && !session.parentSessionId)
-    ui.meta.append(el('span', 'dot', '·'), el('span', 'warn', 'provider not configured: read only'))
-  setBadge(ui.stateBadge, session.state)
-  ui.stateBadge.hidden = false
-  ui.actions.hidden = false
-  ui.rename.hidden = !state.features.update || Boolean(session.parentSessionId)
-  ui.fork.hidden = !state.features.fork || Boolean(session.parentSessionId)
-}
-
-function showError(error, canRetry) {
-  state.shownError = error
-  ui.errorKind.textContent = error.kind ?? error.code ?? 'error'
-  ui.errorMessage.textContent = error.message ?? 'Something went wrong.'
-  ui.errorBanner.dataset.kind = error.kind ?? error.code ?? 'error'
-  ui.retryButton.hidden = !canRetry
-  ui.errorBanner.hidden = false
-}
-
-function hideError() {
-  state.shownError = undefined
-  ui.errorBanner.hidden = true
-}
-
-function showNotice(text, { regenerate = false } = {}) {
-  ui.noticeText.textContent = text
-  ui.regenerate.hidden = !regenerate
-  ui.notice.hidden = false
-}
-
-function hideNotice() {
-  ui.notice.hidden = true
-}
-
-/** The banner or notice that explains the open session's state after a (re)load. */
-function explainState(session, lastError) {
-  hideError()
-  hideNotice()
-  if (session.state === 'error' && lastError) showError(lastError, lastError.retryable && session.canSend)
-  else if (session.state === 'error')
-    showError({ code: 'error', message: 'The last reply failed.' }, session.canSend)
-  else if (session.state === 'aborted' && lastError?.code === 'SERVER_STOPPED')
-    showNotice('The server stopped while this reply was streaming; the partial reply was kept.', {
-      regenerate: session.canSend,
-    })
-  else if (session.state === 'aborted')
-    showNotice('Stopped. The partial reply was kept; send a new message, or regenerate it.', {
-      regenerate: session.canSend,
-    })
-  else if (session.state === 'interrupted')
-    showNotice('This reply was interrupted (the server stopped or crashed); regenerate it or send a new message.', {
-      regenerate: session.canSend,
-    })
 }
 
 // --- composer -------------------------------------------------------------------------------
@@ -507,13 +258,18 @@ async function watchRun(sessionId, path, init, origin, onOpen) {
   let failed
   let pending
   try {
-    outcome = await openStream(path, { ...init, signal: controller.signal }, (type, event) => {
-      if (state.watch !== watch) return
-      onRunEvent(type, event)
-      if (type === 'error') failed = event.error
-      if (type === 'input-required') pending = event.pending
-      if (type === 'done' && event.result?.pending) pending = event.result.pending
-    }, onOpen)
+    outcome = await openStream(
+      path,
+      { ...init, signal: controller.signal },
+      (type, event) => {
+        if (state.watch !== watch) return
+        onRunEvent(type, event)
+        if (type === 'error') failed = event.error
+        if (type === 'input-required') pending = event.pending
+        if (type === 'done' && event.result?.pending) pending = event.result.pending
+      },
+      onOpen,
+    )
   } finally {
     if (state.watch === watch) state.watch = undefined
   }
@@ -611,9 +367,12 @@ async function refreshAfterRun(sessionId, outcome) {
 
 /** Reattaches to the open session's running send, replaying the reply in flight from its start. */
 function attach(sessionId, after) {
-  void watchRun(sessionId, sessionPath(sessionId, `/events?after=${after}`), { method: 'GET' }, 'attach').catch(
-    () => undefined,
-  )
+  void watchRun(
+    sessionId,
+    sessionPath(sessionId, `/events?after=${after}`),
+    { method: 'GET' },
+    'attach',
+  ).catch(() => undefined)
 }
 
 // --- sending --------------------------------------------------------------------------------
@@ -685,9 +444,11 @@ async function runRequest(sessionId, path, body, { onAccepted, onRefused }) {
     )
   } catch (error) {
     onRefused?.()
-    const view = error instanceof ApiError ? error.error : { code: 'NETWORK', message: String(error?.message ?? error) }
+    const view =
+      error instanceof ApiError ? error.error : { code: 'NETWORK', message: String(error?.message ?? error) }
     if (error instanceof ApiError && error.error?.code === 'SESSION_BUSY')
-      view.message = 'A reply is already running for this session (in another tab or window). Wait for it, or stop it.'
+      view.message =
+        'A reply is already running for this session (in another tab or window). Wait for it, or stop it.'
     // Nothing was sent, so there is nothing to retry: the text stays in the input.
     showError(view, false)
     if (state.currentId === sessionId) await refreshAfterRun(sessionId, 'refused')
@@ -865,65 +626,14 @@ function closeSidebar() {
   ui.scrim.hidden = true
 }
 
-const THEMES = ['auto', 'dark', 'light']
-
-function applyTheme(theme) {
-  if (theme === 'auto') delete document.documentElement.dataset.theme
-  else document.documentElement.dataset.theme = theme
-  ui.themeToggle.title = `Theme: ${theme} (click to change)`
-  ui.themeToggle.dataset.theme = theme
-}
-
-function storedTheme() {
-  try {
-    const theme = localStorage.getItem('agentx-theme')
-    return THEMES.includes(theme) ? theme : 'auto'
-  } catch {
-    return 'auto'
-  }
-}
-
-ui.themeToggle.addEventListener('click', () => {
-  const next = THEMES[(THEMES.indexOf(storedTheme()) + 1) % THEMES.length]
-  try {
-    if (next === 'auto') localStorage.removeItem('agentx-theme')
-    else localStorage.setItem('agentx-theme', next)
-  } catch {
-    // Storage refused (private mode): the theme holds for this page only.
-  }
-  applyTheme(next)
-})
-applyTheme(storedTheme())
-
-function isTyping(target) {
-  return target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))
-}
-
-document.addEventListener('keydown', (event) => {
-  if (ui.dialog.open || ui.shortcuts.open) return
-  if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k') {
-    event.preventDefault()
-    if (isNarrow()) openSidebar()
-    ui.search.focus()
-    ui.search.select()
-  } else if (event.altKey && event.key.toLowerCase() === 'n') {
-    event.preventDefault()
-    void createSession()
-  } else if (event.altKey && (event.key === 'ArrowUp' || event.key === 'ArrowDown')) {
-    event.preventDefault()
-    const index = state.sessions.findIndex((session) => session.id === state.currentId)
-    const next = state.sessions[index + (event.key === 'ArrowUp' ? -1 : 1)]
-    if (next) void selectSession(next.id)
-  } else if (event.key === 'Escape') {
-    if (document.body.classList.contains('sidebar-open')) closeSidebar()
-    else if (currentSession()?.state === 'active' || isWatching()) void stopStreaming()
-  } else if (event.key === '?' && !isTyping(event.target)) {
-    event.preventDefault()
-    ui.shortcuts.showModal()
-  }
-})
-
 // --- wiring ---------------------------------------------------------------------------------
+
+setUpTheme()
+setUpShortcuts({ createSession, selectSession, stopStreaming, openSidebar, closeSidebar, isNarrow })
+onSessionRow(
+  (id) => selectSession(id),
+  (session) => confirmDelete(session),
+)
 
 ui.providerSelect.addEventListener('change', onProviderChange)
 ui.newSession.addEventListener('click', createSession)
@@ -1007,7 +717,10 @@ async function start() {
     state.providers = providers
     state.features = features ?? state.features
     renderProviders()
-    ui.storageInfo.replaceChildren(el('span', 'storage-kind', storage.kind), el('span', 'mono storage-location', storage.location))
+    ui.storageInfo.replaceChildren(
+      el('span', 'storage-kind', storage.kind),
+      el('span', 'mono storage-location', storage.location),
+    )
     ui.storageInfo.title = storage.location
     await loadSessions()
     // A link to a session opens it even when it is not among the first sessions listed; a malformed

@@ -50,13 +50,17 @@ export class Conversation {
     if (session.systemPrompt) {
       const details = el('details', 'system-prompt')
       details.dataset.testid = 'session-system-prompt'
-      details.append(el('summary', '', 'System prompt'), el('div', 'system-prompt-text', session.systemPrompt))
+      details.append(
+        el('summary', '', 'System prompt'),
+        el('div', 'system-prompt-text', session.systemPrompt),
+      )
       this.root.append(details)
     }
     let shown = messages
     // The reply being streamed right now may have a checkpoint in storage: the live events rebuild it.
     const last = shown.at(-1)
-    if (running && last?.type === 'agent' && last.incomplete && last.stopReason === undefined) shown = shown.slice(0, -1)
+    if (running && last?.type === 'agent' && last.incomplete && last.stopReason === undefined)
+      shown = shown.slice(0, -1)
     if (shown.length === 0) {
       this.root.append(el('div', 'conversation-hint', 'No messages yet. Say hello — or try /help.'))
       return
@@ -64,7 +68,8 @@ export class Conversation {
     for (const message of shown) this.addMessage(message)
     // A tool call whose reply was stopped or failed never got a result.
     for (const card of this.toolCards.values()) {
-      if (!card.querySelector('.tool-result') && !running) card.querySelector('.tool-status').textContent = 'no result'
+      if (!card.querySelector('.tool-result') && !running)
+        card.querySelector('.tool-status').textContent = 'no result'
     }
     this.labelCutReply()
     this.scroll(true)
@@ -117,7 +122,10 @@ export class Conversation {
     if (previous === undefined || previous === agentName) return
     const marker = el('div', 'agent-marker')
     marker.dataset.testid = 'handoff-marker'
-    marker.append(el('span', 'agent-marker-line'), el('span', 'agent-marker-text', `${previous} → ${agentName}`))
+    marker.append(
+      el('span', 'agent-marker-line'),
+      el('span', 'agent-marker-text', `${previous} → ${agentName}`),
+    )
     marker.append(el('span', 'agent-marker-line'))
     this.root.append(marker)
   }
@@ -139,9 +147,7 @@ export class Conversation {
   messageActions(message, text) {
     const actions = el('div', 'message-actions')
     if (!this.hooks.features().fork || this.session?.parentSessionId) return actions
-    actions.append(
-      button('Fork from here', 'link-button', 'fork-here', () => this.hooks.onFork(message.seq)),
-    )
+    actions.append(button('Fork from here', 'link-button', 'fork-here', () => this.hooks.onFork(message.seq)))
     if (message.type === 'user') {
       actions.append(
         button('Edit', 'link-button', 'edit-message', () => {
@@ -373,16 +379,20 @@ export class Conversation {
     if (previous === undefined) return fragment
     const marker = el('div', 'agent-marker')
     marker.dataset.testid = 'handoff-marker'
-    marker.append(el('span', 'agent-marker-line'), el('span', 'agent-marker-text', `${previous} → ${agentName}`))
+    marker.append(
+      el('span', 'agent-marker-line'),
+      el('span', 'agent-marker-text', `${previous} → ${agentName}`),
+    )
     marker.append(el('span', 'agent-marker-line'))
     fragment.append(marker)
     return fragment
   }
 
   applySubagent(event) {
-    const toolUseId = this.session && event.sessionId.startsWith(`${this.session.id}/`)
-      ? event.sessionId.slice(this.session.id.length + 1)
-      : undefined
+    const toolUseId =
+      this.session && event.sessionId.startsWith(`${this.session.id}/`)
+        ? event.sessionId.slice(this.session.id.length + 1)
+        : undefined
     const card = toolUseId === undefined ? undefined : this.toolCards.get(toolUseId)
     const panel = card?.querySelector('.subagent-panel')
     if (!panel) return
@@ -402,7 +412,8 @@ export class Conversation {
     const view = this.live.view
     if (view.frame) cancelAnimationFrame(view.frame)
     view.frame = 0
-    if (view.textValue === '' && view.thinkingText === '' && view.body.childElementCount === 0) this.live.remove()
+    if (view.textValue === '' && view.thinkingText === '' && view.body.childElementCount === 0)
+      this.live.remove()
     else {
       renderText(view, true)
       this.live.classList.remove('streaming')
@@ -423,10 +434,13 @@ export class Conversation {
     }
     const panel = el('section', 'pending-panel')
     panel.dataset.testid = 'pending-panel'
-    panel.append(el('h3', '', pending.length === 1 ? 'Waiting for you' : `Waiting for you (${pending.length} calls)`))
+    panel.append(
+      el('h3', '', pending.length === 1 ? 'Waiting for you' : `Waiting for you (${pending.length} calls)`),
+    )
     const answers = new Map()
     const submitIfComplete = () => {
-      if (answers.size === pending.length) this.hooks.onAnswer(pending.map((call) => answers.get(call.toolUseId)))
+      if (answers.size === pending.length)
+        this.hooks.onAnswer(pending.map((call) => answers.get(call.toolUseId)))
     }
     for (const call of pending) panel.append(this.pendingCard(call, answers, submitIfComplete))
     this.pendingPanel = panel
@@ -547,7 +561,8 @@ function fillAgentBubble(conversation, view, message) {
     tag.dataset.testid = 'agent-name'
     view.body.append(tag)
   }
-  const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content
+  const content =
+    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content
   for (const block of content) {
     if (block.type === 'thinking') appendThinking(view, block.text, false)
     else if (block.type === 'text') {
@@ -637,7 +652,11 @@ function renderText(view, final) {
     view.boundary = view.rendered = view.scanned = text.length
     return
   }
-  for (let newline = text.indexOf('\n', view.scanned); newline !== -1; newline = text.indexOf('\n', view.scanned)) {
+  for (
+    let newline = text.indexOf('\n', view.scanned);
+    newline !== -1;
+    newline = text.indexOf('\n', view.scanned)
+  ) {
     const line = text.slice(view.scanned, newline)
     if (/^\s*(```|~~~)/.test(line)) view.inFence = !view.inFence
     else if (line.trim() === '' && !view.inFence) view.boundary = newline + 1

@@ -48,7 +48,8 @@ export class Trace {
     if (!Array.isArray(message.content)) return
     const now = performance.now()
     for (const block of message.content) {
-      if (block.type === 'tool_use' && !this.tools.has(block.id)) this.tools.set(block.id, { name: block.name, start: now })
+      if (block.type === 'tool_use' && !this.tools.has(block.id))
+        this.tools.set(block.id, { name: block.name, start: now })
     }
   }
 
@@ -63,12 +64,15 @@ export class Trace {
 
   retry(event) {
     this.retries++
-    this.notes.push(`retry ${event.attempt} in ${duration(event.delayMs)} (${event.error?.kind ?? event.error?.code})`)
+    this.notes.push(
+      `retry ${event.attempt} in ${duration(event.delayMs)} (${event.error?.kind ?? event.error?.code})`,
+    )
     this.render()
   }
 
   subagent(event) {
-    if (event.event?.type === 'step-start') this.notes.push(`sub-agent ${event.agent} step ${event.event.step}`)
+    if (event.event?.type === 'step-start')
+      this.notes.push(`sub-agent ${event.agent} step ${event.event.step}`)
   }
 
   note(text) {
@@ -93,7 +97,9 @@ export class Trace {
       ...(this.tools.size > 0 ? [`${this.tools.size} tool${this.tools.size === 1 ? '' : 's'}`] : []),
       ...(this.retries > 0 ? [`${this.retries} retr${this.retries === 1 ? 'y' : 'ies'}`] : []),
       duration(end - this.startedAt),
-      ...(this.firstTokenAt === undefined ? [] : [`first token ${duration(this.firstTokenAt - this.startedAt)}`]),
+      ...(this.firstTokenAt === undefined
+        ? []
+        : [`first token ${duration(this.firstTokenAt - this.startedAt)}`]),
       ...(input + output > 0 ? [`${numberFormat.format(input + output)} tokens`] : []),
       ...(this.outcome === undefined ? ['running'] : this.outcome === 'done' ? [] : [this.outcome]),
       ...(this.joined ? ['(joined while running: times start then)'] : []),
@@ -108,9 +114,13 @@ export class Trace {
         step.agent,
         step.model,
         step.end === undefined ? 'running' : duration(step.end - step.start),
-        ...(step.firstTokenAt === undefined ? [] : [`first token ${duration(step.firstTokenAt - step.start)}`]),
+        ...(step.firstTokenAt === undefined
+          ? []
+          : [`first token ${duration(step.firstTokenAt - step.start)}`]),
         ...(step.usage
-          ? [`${numberFormat.format(step.usage.inputTokens)} in / ${numberFormat.format(step.usage.outputTokens)} out`]
+          ? [
+              `${numberFormat.format(step.usage.inputTokens)} in / ${numberFormat.format(step.usage.outputTokens)} out`,
+            ]
           : []),
         ...(step.stopReason ? [step.stopReason] : []),
       ]

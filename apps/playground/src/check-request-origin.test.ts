@@ -61,8 +61,14 @@ describe('checkRequestOrigin', () => {
   })
 
   it('admits the extra hosts of ALLOWED_HOSTS: a bare name on any port, name:port exactly', () => {
-    const extended = new Set([...allowed, ...parseAllowedHosts(' Tunnel.example , fwd.example:8080,[fd00::1] ')])
-    expect(parseAllowedHosts('tunnel.example,fwd.example:8080')).toEqual(['tunnel.example:*', 'fwd.example:8080'])
+    const extended = new Set([
+      ...allowed,
+      ...parseAllowedHosts(' Tunnel.example , fwd.example:8080,[fd00::1] '),
+    ])
+    expect(parseAllowedHosts('tunnel.example,fwd.example:8080')).toEqual([
+      'tunnel.example:*',
+      'fwd.example:8080',
+    ])
     expect(checkRequestOrigin({ host: 'tunnel.example:9999' }, extended)).toBeUndefined()
     expect(checkRequestOrigin({ host: 'tunnel.example' }, extended)).toBeUndefined()
     expect(

@@ -1,7 +1,12 @@
 import type { AdapterMessage, ContentBlock } from '@agentx/core'
 import { InMemoryPersister, createAgent, isAdapterError } from '@agentx/core'
 import { describe, expect, it } from 'vitest'
-import { DEMO_COMPACT_INPUT_TOKENS, DEMO_JSON_OUTPUT, DEMO_RETRY_OPTIONS, DemoAdapter } from './demo-adapter.js'
+import {
+  DEMO_COMPACT_INPUT_TOKENS,
+  DEMO_JSON_OUTPUT,
+  DEMO_RETRY_OPTIONS,
+  DemoAdapter,
+} from './demo-adapter.js'
 import { createDemoTools } from './demo-tools.js'
 
 async function collect(stream: AsyncIterable<AdapterMessage>): Promise<AdapterMessage[]> {
@@ -72,24 +77,42 @@ describe('DemoAdapter', () => {
   })
 
   it('scripts the tour commands: approval, question, handoff, delegation, JSON and a full context', async () => {
-    const tools = ['deploy_service', 'ask_user', 'transfer_to_billing', 'researcher', 'get_time'].map((name) => ({
-      name,
-      description: name,
-      inputSchema: { type: 'object' },
-    }))
+    const tools = ['deploy_service', 'ask_user', 'transfer_to_billing', 'researcher', 'get_time'].map(
+      (name) => ({
+        name,
+        description: name,
+        inputSchema: { type: 'object' },
+      }),
+    )
     const callOf = async (text: string, systemPrompt?: string) => {
       const events = await collect(
-        adapter.stream(text, { model: 'm', history: [], tools, ...(systemPrompt === undefined ? {} : { systemPrompt }) }),
+        adapter.stream(text, {
+          model: 'm',
+          history: [],
+          tools,
+          ...(systemPrompt === undefined ? {} : { systemPrompt }),
+        }),
       )
-      return events.find((event) => event.type === 'tool-call') as { name: string; input: Record<string, unknown> } | undefined
+      return events.find((event) => event.type === 'tool-call') as
+        | { name: string; input: Record<string, unknown> }
+        | undefined
     }
-    expect(await callOf('/approve')).toMatchObject({ name: 'deploy_service', input: { environment: 'production' } })
+    expect(await callOf('/approve')).toMatchObject({
+      name: 'deploy_service',
+      input: { environment: 'production' },
+    })
     expect(await callOf('/ask')).toMatchObject({ name: 'ask_user', input: { question: expect.any(String) } })
     expect(await callOf('/handoff')).toMatchObject({ name: 'transfer_to_billing' })
-    expect(await callOf('/delegate')).toMatchObject({ name: 'researcher', input: { task: expect.any(String) } })
+    expect(await callOf('/delegate')).toMatchObject({
+      name: 'researcher',
+      input: { task: expect.any(String) },
+    })
     expect(await callOf('/tool')).toMatchObject({ name: 'get_time' })
     const json = await collect(adapter.stream('/json', { model: 'm', history: [] }))
-    const text = json.filter((event) => event.type === 'text-delta').map((event) => event.text).join('')
+    const text = json
+      .filter((event) => event.type === 'text-delta')
+      .map((event) => event.text)
+      .join('')
     expect(JSON.parse(text)).toEqual(DEMO_JSON_OUTPUT)
     const compact = await collect(adapter.stream('/compact', { model: 'm', history: [], tools }))
     expect(compact.find((event) => event.type === 'usage')).toMatchObject({

@@ -180,12 +180,13 @@ const HELP =
   '- *why is the sky blue?* — thinking you can unfold'
 
 /** The demo's structured output: what `/json` answers. */
-export const DEMO_JSON_OUTPUT: { city: string; temperatureC: number; conditions: string; advice: string[] } = {
-  city: 'Paris',
-  temperatureC: 21,
-  conditions: 'sunny',
-  advice: ['wear sunglasses', 'drink water'],
-}
+export const DEMO_JSON_OUTPUT: { city: string; temperatureC: number; conditions: string; advice: string[] } =
+  {
+    city: 'Paris',
+    temperatureC: 21,
+    conditions: 'sunny',
+    advice: ['wear sunglasses', 'drink water'],
+  }
 
 function planReply(prompt: string | ContentBlock[], options: AdapterStreamOptions): PlannedReply {
   const history = options.history
@@ -206,7 +207,9 @@ function planReply(prompt: string | ContentBlock[], options: AdapterStreamOption
   if (errorMatch !== null) {
     const demoOptions = options.providerOptions?.demo as { retry?: unknown } | undefined
     if (demoOptions?.retry !== true) return plannedError(errorMatch[1]?.toLowerCase())
-    return { text: 'This time the request went through: the retry worked. The failed attempt is kept in the history.' }
+    return {
+      text: 'This time the request went through: the retry worked. The failed attempt is kept in the history.',
+    }
   }
 
   const command = /^\/([a-z]+)\b\s*(.*)$/is.exec(text)
@@ -341,7 +344,12 @@ function planCommand(
 function clockCall(zone: string | undefined): PlannedReply {
   return {
     text: 'Let me check the clock with the `get_time` tool.',
-    toolCall: { type: 'tool_use', id: toolCallId(), name: 'get_time', input: zone === undefined ? {} : { timeZone: zone } },
+    toolCall: {
+      type: 'tool_use',
+      id: toolCallId(),
+      name: 'get_time',
+      input: zone === undefined ? {} : { timeZone: zone },
+    },
   }
 }
 
@@ -394,7 +402,9 @@ function answerToolResults(
       return result.isError ? `I got no answer (${raw}).` : `Thanks! You answered “${excerpt(raw)}”.`
     }
     if (call?.name === 'researcher') {
-      return result.isError ? `The researcher failed: ${raw}` : `The researcher sub-agent reports:\n\n${raw}\n\n`
+      return result.isError
+        ? `The researcher failed: ${raw}`
+        : `The researcher sub-agent reports:\n\n${raw}\n\n`
     }
     if (result.isError) return `The ${call?.name ?? 'tool'} tool failed: ${raw}`
     const value = parseJson(raw)

@@ -2,10 +2,12 @@ import { type AgentProfile, agentTool, type Tool } from '@agentx/core'
 import { createDemoHumanTools, createDemoTools } from './demo-tools.js'
 
 /** The system prompt of the demo's `billing` profile: the demo adapter answers as that persona. */
-export const DEMO_BILLING_PROMPT = 'You are the billing agent of the AgentX demo: invoices, plans and refunds.'
+export const DEMO_BILLING_PROMPT =
+  'You are the billing agent of the AgentX demo: invoices, plans and refunds.'
 
 /** The system prompt of the demo's `researcher` profile, run as a sub-agent in a child session. */
-export const DEMO_RESEARCHER_PROMPT = 'You are the researcher sub-agent of the AgentX demo: report three findings.'
+export const DEMO_RESEARCHER_PROMPT =
+  'You are the researcher sub-agent of the AgentX demo: report three findings.'
 
 /** The demo agent: its tools (the default profile's) and its profiles. */
 export interface DemoAgentSetup {

@@ -108,7 +108,11 @@ describe('loadProviders', () => {
     expect(DEFAULT_CLAUDE_MODEL).toBe(CLAUDE_ADAPTER_DEFAULT)
     const providers = await loadProviders(
       { ANTHROPIC_API_KEY: 'key' },
-      { importModule: async () => ({ createClaudeAdapter: () => new ScriptedAdapter([], { name: 'claude' }) }) },
+      {
+        importModule: async () => ({
+          createClaudeAdapter: () => new ScriptedAdapter([], { name: 'claude' }),
+        }),
+      },
     )
     expect(providers.find((provider) => provider.id === 'claude')?.models[0]).toBe(CLAUDE_ADAPTER_DEFAULT)
   })

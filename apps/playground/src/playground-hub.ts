@@ -226,7 +226,10 @@ export class PlaygroundHub {
     const session = await this.#session(data)
     // Taken before the messages are read, so a replay from it overlaps them rather than leaving a gap.
     const run = this.#runs.get(id)
-    const running = run === undefined || run.isEnded ? undefined : { resumeAfter: run.resumeAfter, startedAt: run.startedAt }
+    const running =
+      run === undefined || run.isEnded
+        ? undefined
+        : { resumeAfter: run.resumeAfter, startedAt: run.startedAt }
     const messages = session === undefined ? await this.#readMessages(id) : await session.getMessages()
     const view = this.#view(data)
     const pending =
@@ -379,7 +382,9 @@ export class PlaygroundHub {
         : {
             ...changes.metadata,
             provider: session.metadata?.provider,
-            ...(session.metadata?.[LAST_ERROR_KEY] === undefined ? {} : { [LAST_ERROR_KEY]: session.metadata[LAST_ERROR_KEY] }),
+            ...(session.metadata?.[LAST_ERROR_KEY] === undefined
+              ? {}
+              : { [LAST_ERROR_KEY]: session.metadata[LAST_ERROR_KEY] }),
           }
     await update.call(session, {
       ...(changes.summary === undefined ? {} : { summary: changes.summary }),
@@ -529,7 +534,10 @@ export class PlaygroundHub {
     )
     const lastError = lastErrorOf(data)
     // Shown while it explains the state: a failed send (error) or a reply cut by a server stop.
-    if (lastError !== undefined && (view.state === 'error' || view.state === 'aborted' || view.state === 'interrupted')) {
+    if (
+      lastError !== undefined &&
+      (view.state === 'error' || view.state === 'aborted' || view.state === 'interrupted')
+    ) {
       view.lastError = lastError
     }
     return view

@@ -126,7 +126,8 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     response.on('close', finish)
     stopWatching = run.subscribe(
       {
-        entry: (entry) => send(`id: ${entry.id}\nevent: ${entry.type}\ndata: ${JSON.stringify(entry.data)}\n\n`),
+        entry: (entry) =>
+          send(`id: ${entry.id}\nevent: ${entry.type}\ndata: ${JSON.stringify(entry.data)}\n\n`),
         end: () => {
           send('event: end\ndata: {}\n\n')
           finish()
@@ -151,10 +152,13 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
         const q = url.searchParams.get('q') ?? ''
         if (q.length > 200) throw new ValidationError('q must be at most 200 characters.')
         const stateParameter = url.searchParams.get('state') ?? ''
-        const states = stateParameter === '' ? undefined : stateParameter.split(',').map((state) => state.trim())
+        const states =
+          stateParameter === '' ? undefined : stateParameter.split(',').map((state) => state.trim())
         for (const state of states ?? []) {
           if (!SESSION_STATES.includes(state as never))
-            throw new ValidationError(`state must be one or more of ${SESSION_STATES.join(', ')} (comma-separated).`)
+            throw new ValidationError(
+              `state must be one or more of ${SESSION_STATES.join(', ')} (comma-separated).`,
+            )
         }
         return sendJson(response, 200, {
           sessions: await options.hub.listSessions({
@@ -304,7 +308,12 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
       // A request target no URL parser takes (`GET http://[`): the client's mistake, not ours.
       request.resume()
       return sendJson(response, 400, {
-        error: { name: 'Error', code: 'BAD_REQUEST', message: 'The request target is not a valid URL.', retryable: false },
+        error: {
+          name: 'Error',
+          code: 'BAD_REQUEST',
+          message: 'The request target is not a valid URL.',
+          retryable: false,
+        },
       })
     }
     const isApi = url.pathname === '/api' || url.pathname.startsWith('/api/')

@@ -59,12 +59,21 @@ export function readSendOptions(body: Record<string, unknown>): PlaygroundSendOp
     options.model = model.trim()
   }
   if (temperature !== undefined) {
-    if (typeof temperature !== 'number' || !Number.isFinite(temperature) || temperature < 0 || temperature > 2)
+    if (
+      typeof temperature !== 'number' ||
+      !Number.isFinite(temperature) ||
+      temperature < 0 ||
+      temperature > 2
+    )
       throw new ValidationError('temperature must be a number from 0 to 2.')
     options.temperature = temperature
   }
   if (maxOutputTokens !== undefined) {
-    if (!Number.isInteger(maxOutputTokens) || (maxOutputTokens as number) < 1 || (maxOutputTokens as number) > 1_000_000)
+    if (
+      !Number.isInteger(maxOutputTokens) ||
+      (maxOutputTokens as number) < 1 ||
+      (maxOutputTokens as number) > 1_000_000
+    )
       throw new ValidationError('maxOutputTokens must be an integer from 1 to 1000000.')
     options.maxOutputTokens = maxOutputTokens as number
   }

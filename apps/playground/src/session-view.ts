@@ -45,7 +45,11 @@ export function lastErrorOf(data: Pick<SessionData, 'metadata'>): LastError | un
   if (typeof value !== 'object' || value === null) return undefined
   const record = value as Record<string, unknown>
   if (typeof record.code !== 'string' || typeof record.message !== 'string') return undefined
-  const lastError: LastError = { code: record.code, message: record.message, retryable: record.retryable === true }
+  const lastError: LastError = {
+    code: record.code,
+    message: record.message,
+    retryable: record.retryable === true,
+  }
   if (typeof record.kind === 'string') lastError.kind = record.kind
   if (typeof record.at === 'string') lastError.at = record.at
   return lastError

@@ -6,7 +6,15 @@ import { ScriptedAdapter } from '@agentx/core/testing'
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_COMPACT_INPUT_TOKENS, DEMO_JSON_OUTPUT } from '../src/demo-adapter.js'
 import { type Playground, type StartPlaygroundOptions, startPlayground } from '../src/start-playground.js'
-import { api, deltaText, rawRequest, retrySend, type ServerEvent, type StreamReply, sendMessage } from './sse.js'
+import {
+  api,
+  deltaText,
+  rawRequest,
+  retrySend,
+  type ServerEvent,
+  type StreamReply,
+  sendMessage,
+} from './sse.js'
 
 let workspace: string
 const running: Playground[] = []
@@ -82,10 +90,17 @@ describe('the demo provider’s tour commands', () => {
     expect(detail.body.pending).toEqual(required.pending)
     const toolUseId = required.pending[0]!.toolUseId as string
     // A wrong id writes nothing.
-    const wrong = await sendMessage(playground.url, id, [{ type: 'tool_approval', toolUseId: 'nope', approved: true }])
+    const wrong = await sendMessage(playground.url, id, [
+      { type: 'tool_approval', toolUseId: 'nope', approved: true },
+    ])
     expect(wrong.status).toBe(400)
     const approved = await sendMessage(playground.url, id, [
-      { type: 'tool_approval', toolUseId, approved: true, input: { service: 'api', environment: 'production' } },
+      {
+        type: 'tool_approval',
+        toolUseId,
+        approved: true,
+        input: { service: 'api', environment: 'production' },
+      },
     ])
     expectEnd(approved)
     expect(ofType(approved, 'tool-result')[0]?.data).toMatchObject({ toolUseId })
@@ -116,7 +131,9 @@ describe('the demo provider’s tour commands', () => {
     const asked = await sendMessage(playground.url, id, '/ask')
     expectEnd(asked)
     const pending = pendingOf(asked)
-    expect(pending).toMatchObject([{ name: 'ask_user', kind: 'client', input: { question: expect.any(String) } }])
+    expect(pending).toMatchObject([
+      { name: 'ask_user', kind: 'client', input: { question: expect.any(String) } },
+    ])
     const answered = await sendMessage(playground.url, id, [
       { type: 'tool_result', toolUseId: pending[0]!.toolUseId, content: 'Lisbon' },
     ])
@@ -138,7 +155,9 @@ describe('the demo provider’s tour commands', () => {
     const detail = await api(playground.url, 'GET', `/api/sessions/${id}`)
     expect(detail.body.session.activeAgent).toBe('billing')
     expect(
-      detail.body.messages.filter((message: AnyMessage) => message.type === 'agent').map((message: AnyMessage) => message.agentName),
+      detail.body.messages
+        .filter((message: AnyMessage) => message.type === 'agent')
+        .map((message: AnyMessage) => message.agentName),
     ).toEqual(['default', 'billing', 'billing'])
     // A send may pick the profile: back to the default one.
     const picked = await sendMessage(playground.url, id, 'hello', undefined, { agent: 'default' })
@@ -169,11 +188,17 @@ describe('the demo provider’s tour commands', () => {
     // The child's deltas are not repeated as the parent's own: none of the parent's while the child runs.
     const firstChild = reply.events.findIndex((event) => event.event === 'subagent')
     const lastChild = reply.events.findLastIndex((event) => event.event === 'subagent')
-    expect(reply.events.slice(firstChild, lastChild).filter((event) => event.event === 'text-delta')).toEqual([])
+    expect(reply.events.slice(firstChild, lastChild).filter((event) => event.event === 'text-delta')).toEqual(
+      [],
+    )
     expect(deltaText(reply.events)).toContain('The researcher sub-agent reports')
     const child = await api(playground.url, 'GET', `/api/sessions/${encodeURIComponent(childId)}`)
     expect(child.status).toBe(200)
-    expect(child.body.session).toMatchObject({ parentSessionId: id, parentToolUseId: call.id, canSend: false })
+    expect(child.body.session).toMatchObject({
+      parentSessionId: id,
+      parentToolUseId: call.id,
+      canSend: false,
+    })
     expect(child.body.messages.map((message: AnyMessage) => message.type)).toEqual(['user', 'agent'])
     const refused = await sendMessage(playground.url, childId, 'hi')
     expect(refused.status).toBe(400)
@@ -224,7 +249,13 @@ describe('Release 2 API', () => {
     })
     expectEnd(reply)
     expect(openai.calls[0]?.options).toMatchObject({ model: 'gpt-b', temperature: 0.3, maxOutputTokens: 64 })
-    for (const bad of [{ temperature: 3 }, { maxOutputTokens: 0 }, { model: '' }, { colour: 'red' }, { agent: 7 }]) {
+    for (const bad of [
+      { temperature: 3 },
+      { maxOutputTokens: 0 },
+      { model: '' },
+      { colour: 'red' },
+      { agent: 7 },
+    ]) {
       const refused = await sendMessage(playground.url, id, 'hi', undefined, bad)
       expect(refused.status).toBe(400)
     }
@@ -239,7 +270,9 @@ describe('Release 2 API', () => {
     await sendMessage(playground.url, failed, '/error')
     const empty = await createSession(playground)
     const ids = (path: string) =>
-      api(playground.url, 'GET', path).then((answer) => answer.body.sessions.map((session: { id: string }) => session.id))
+      api(playground.url, 'GET', path).then((answer) =>
+        answer.body.sessions.map((session: { id: string }) => session.id),
+      )
     expect(await ids('/api/sessions?q=tea')).toEqual([tea])
     expect(await ids('/api/sessions?q=TEA&state=idle')).toEqual([tea])
     expect(await ids('/api/sessions?q=tea&state=error')).toEqual([])
@@ -255,9 +288,15 @@ describe('Release 2 API', () => {
     await sendMessage(playground.url, id, 'What is 12 * (3 + 4)?')
     const response = await fetch(`${playground.url}/api/sessions/${id}/export`)
     expect(response.status).toBe(200)
-    expect(response.headers.get('content-disposition')).toMatch(/^attachment; filename="agentx-session-.+\.json"$/)
+    expect(response.headers.get('content-disposition')).toMatch(
+      /^attachment; filename="agentx-session-.+\.json"$/,
+    )
     const exported = (await response.json()) as { session: { id: string }; messages: AnyMessage[] }
-    expect(exported.session).toMatchObject({ id, appName: 'agentx-playground', metadata: { provider: 'demo' } })
+    expect(exported.session).toMatchObject({
+      id,
+      appName: 'agentx-playground',
+      metadata: { provider: 'demo' },
+    })
     expect(exported.messages).toEqual(JSON.parse(JSON.stringify(await playground.persister.getMessages(id))))
     expect((await api(playground.url, 'GET', '/api/sessions/nope/export')).status).toBe(404)
   })
@@ -288,7 +327,9 @@ describe('Release 2 API', () => {
       expect((await playground.persister.getSession(id))?.summary).toBe('hello')
     }
     expect((await api(playground.url, 'PATCH', `/api/sessions/${id}`, { summary: 42 })).status).toBe(400)
-    expect((await api(playground.url, 'POST', `/api/sessions/${id}/fork`, { throughSeq: -1 })).status).toBe(400)
+    expect((await api(playground.url, 'POST', `/api/sessions/${id}/fork`, { throughSeq: -1 })).status).toBe(
+      400,
+    )
   })
 
   it('admits the extra Host names of ALLOWED_HOSTS, and only those', async () => {

@@ -350,7 +350,9 @@ describe('playground API', () => {
       reattach(playground.url, id, { lastEventId: String(firstIds[4]) }),
     ])
     const nowIds = fromNow.events.filter((event) => event.id !== undefined).map((event) => Number(event.id))
-    const resumedIds = fromId.events.filter((event) => event.id !== undefined).map((event) => Number(event.id))
+    const resumedIds = fromId.events
+      .filter((event) => event.id !== undefined)
+      .map((event) => Number(event.id))
     // After a Last-Event-ID: every event after it, none missing, none twice.
     expect(resumedIds).toEqual(resumedIds.map((_, index) => firstIds[4]! + 1 + index))
     // From the current point: a later start, the same end.
@@ -373,9 +375,9 @@ describe('playground API', () => {
         })
       }
     })
-    expect(watched?.events.filter((event) => event.event === 'state').map((event) => event.data.state)).toEqual([
-      'aborted',
-    ])
+    expect(
+      watched?.events.filter((event) => event.event === 'state').map((event) => event.data.state),
+    ).toEqual(['aborted'])
     expect(reply.events.filter((event) => event.event === 'state').map((event) => event.data.state)).toEqual([
       'active',
       'aborted',
@@ -450,7 +452,9 @@ describe('playground API', () => {
     const retried = await retrySend(playground.url, id)
     expect(retried.events.some((event) => event.event === 'done')).toBe(true)
     // The partial reply stays stored; the user message is not stored twice.
-    expect((await playground.persister.getMessages(id)).map((message) => [message.type, message.incomplete])).toEqual([
+    expect(
+      (await playground.persister.getMessages(id)).map((message) => [message.type, message.incomplete]),
+    ).toEqual([
       ['user', undefined],
       ['agent', true],
       ['agent', undefined],

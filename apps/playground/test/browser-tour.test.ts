@@ -49,7 +49,8 @@ function currentId(page: Page): string {
 async function newSession(page: Page): Promise<string> {
   const before = currentId(page)
   if (await page.getByTestId('open-sidebar').isVisible()) await page.getByTestId('open-sidebar').click()
-  if (!(await page.getByTestId('new-session').isVisible())) await page.getByTestId('new-session-toggle').click()
+  if (!(await page.getByTestId('new-session').isVisible()))
+    await page.getByTestId('new-session-toggle').click()
   await page.getByTestId('new-session').click()
   await page.waitForFunction((previous) => {
     const id = decodeURIComponent(location.hash.slice(1))
@@ -69,7 +70,11 @@ async function waitForReplyEnd(page: Page): Promise<void> {
   await page.waitForFunction(() => {
     const stop = document.querySelector('[data-testid="stop"]') as HTMLElement
     const badge = document.querySelector('[data-testid="state-badge"]') as HTMLElement
-    return stop.hidden && badge.dataset.state !== 'active' && document.querySelector('.message.agent.streaming') === null
+    return (
+      stop.hidden &&
+      badge.dataset.state !== 'active' &&
+      document.querySelector('.message.agent.streaming') === null
+    )
   })
 }
 
@@ -94,7 +99,8 @@ async function sendViaApi(id: string, content: string): Promise<void> {
 
 async function streamedLength(page: Page): Promise<number> {
   return page.evaluate(
-    () => document.querySelector('.message.agent.streaming [data-testid="agent-text"]')?.textContent?.length ?? 0,
+    () =>
+      document.querySelector('.message.agent.streaming [data-testid="agent-text"]')?.textContent?.length ?? 0,
   )
 }
 
@@ -151,7 +157,9 @@ describe('defects found in a real browser', () => {
     await page.getByTestId('open-sidebar').click()
     await page.getByTestId('session-list').waitFor({ state: 'visible' })
     // The drawer slides in: wait until it is all the way in.
-    await page.waitForFunction(() => document.querySelector('[data-testid="sidebar"]')!.getBoundingClientRect().left === 0)
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="sidebar"]')!.getBoundingClientRect().left === 0,
+    )
     const drawer = await page.evaluate(() => {
       const list = document.querySelector('[data-testid="session-list"]')!.getBoundingClientRect()
       const storage = document.querySelector('[data-testid="storage-info"]') as HTMLElement
@@ -166,9 +174,9 @@ describe('defects found in a real browser', () => {
     expect(drawer.pageWidth).toBeLessThanOrEqual(375)
     await page.screenshot({ path: join(OUTPUT_DIR, 'mobile-375-sessions.png') })
     await page.getByTestId('session-item').first().locator('.session-open').click()
-    await expect.poll(() => page.getByTestId('sidebar').evaluate((node) => getComputedStyle(node).visibility)).toBe(
-      'hidden',
-    )
+    await expect
+      .poll(() => page.getByTestId('sidebar').evaluate((node) => getComputedStyle(node).visibility))
+      .toBe('hidden')
     await page.close()
   })
 
@@ -190,7 +198,10 @@ describe('defects found in a real browser', () => {
     await waitForReplyEnd(page)
     await expect.poll(() => page.getByTestId('state-badge').textContent()).toBe('idle')
     expect(await page.getByTestId('error-banner').isHidden()).toBe(true)
-    expect((await playground.persister.getMessages(id)).map((message) => message.type)).toEqual(['user', 'agent'])
+    expect((await playground.persister.getMessages(id)).map((message) => message.type)).toEqual([
+      'user',
+      'agent',
+    ])
     expect(await page.getByTestId('user-message').count()).toBe(1)
     await page.close()
   })
@@ -240,7 +251,9 @@ describe('defects found in a real browser', () => {
     await broken.close()
 
     const missing = await openPage('#no-such-session')
-    expect(await missing.getByTestId('notice-text').textContent()).toContain('There is no session no-such-session')
+    expect(await missing.getByTestId('notice-text').textContent()).toContain(
+      'There is no session no-such-session',
+    )
     await missing.close()
     await page.close()
   })
@@ -270,14 +283,20 @@ describe('defects found in a real browser', () => {
     const owner = await openPage()
     const id = await newSession(owner)
     await send(owner, '/long')
-    await owner.waitForFunction(() => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 20)
+    await owner.waitForFunction(
+      () => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 20,
+    )
     const second = await openPage(`#${encodeURIComponent(id)}`)
     // The reply streams here too, from its first word.
-    await second.waitForFunction(() => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 0)
+    await second.waitForFunction(
+      () => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 0,
+    )
     const first = await streamedLength(second)
     await expect.poll(() => streamedLength(second)).toBeGreaterThan(first)
     expect(await second.getByTestId('user-message').count()).toBe(1)
-    expect(await second.getByTestId('composer-note').textContent()).toContain('A reply is running for this session')
+    expect(await second.getByTestId('composer-note').textContent()).toContain(
+      'A reply is running for this session',
+    )
     expect(await second.getByTestId('send').isHidden()).toBe(true)
     await second.screenshot({ path: join(OUTPUT_DIR, 'second-tab-watching.png') })
     await second.getByTestId('stop').click()
@@ -294,11 +313,15 @@ describe('defects found in a real browser', () => {
     const page = await openPage()
     const id = await newSession(page)
     await send(page, '/long')
-    await page.waitForFunction(() => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 20)
+    await page.waitForFunction(
+      () => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 20,
+    )
     await page.reload()
     await page.waitForSelector('body[data-ready="true"]')
     expect(currentId(page)).toBe(id)
-    await page.waitForFunction(() => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 0)
+    await page.waitForFunction(
+      () => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 0,
+    )
     const before = await streamedLength(page)
     await expect.poll(() => streamedLength(page)).toBeGreaterThan(before)
     await waitForReplyEnd(page)
@@ -307,7 +330,9 @@ describe('defects found in a real browser', () => {
       ['user', undefined],
       ['agent', undefined],
     ])
-    expect(await page.getByTestId('agent-text').last().textContent()).toContain(textOf(stored[1]!.content).slice(-40))
+    expect(await page.getByTestId('agent-text').last().textContent()).toContain(
+      textOf(stored[1]!.content).slice(-40),
+    )
     expect(await page.getByTestId('agent-message').count()).toBe(1)
     expect(await page.getByTestId('state-badge').textContent()).toBe('idle')
     await page.close()
@@ -317,12 +342,17 @@ describe('defects found in a real browser', () => {
     const page = await openPage()
     const running = await newSession(page)
     await send(page, '/long')
-    await page.waitForFunction(() => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 10)
+    await page.waitForFunction(
+      () => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 10,
+    )
     const other = await newSession(page)
     expect(await page.getByTestId('send').isHidden()).toBe(false)
     await send(page, 'hello')
     await waitForReplyEnd(page)
-    expect((await playground.persister.getMessages(other)).map((message) => message.type)).toEqual(['user', 'agent'])
+    expect((await playground.persister.getMessages(other)).map((message) => message.type)).toEqual([
+      'user',
+      'agent',
+    ])
     await fetch(`${playground.url}/api/sessions/${running}/abort`, { method: 'POST' })
     await page.close()
   })
@@ -383,7 +413,9 @@ describe('every capability, toured with the offline demo provider', () => {
     await page.getByTestId('pending-input-editor').fill('{ "service": "api", "environment": "production" }')
     await page.getByTestId('approve').click()
     await waitForReplyEnd(page)
-    await expect.poll(() => page.getByTestId('agent-text').last().textContent()).toContain('Deployed api to production')
+    await expect
+      .poll(() => page.getByTestId('agent-text').last().textContent())
+      .toContain('Deployed api to production')
     const results = (await playground.persister.getMessages(id)).filter((message) => message.type === 'tool')
     expect(JSON.stringify(results.at(-1)?.content)).toContain('\\"service\\":\\"api\\"')
   })
@@ -401,7 +433,9 @@ describe('every capability, toured with the offline demo provider', () => {
     await card.getByTestId('pending-answer').fill('Lisbon')
     await card.getByTestId('pending-submit').click()
     await waitForReplyEnd(page)
-    await expect.poll(() => page.getByTestId('agent-text').last().textContent()).toContain('You answered “Lisbon”')
+    await expect
+      .poll(() => page.getByTestId('agent-text').last().textContent())
+      .toContain('You answered “Lisbon”')
   })
 
   it('shows a handoff between profiles inline, and a profile picked per send', async () => {
@@ -424,7 +458,10 @@ describe('every capability, toured with the offline demo provider', () => {
     // After a reload the markers come from the stored agent names.
     await page.reload()
     await page.waitForSelector('body[data-ready="true"]')
-    expect(await page.getByTestId('handoff-marker').allTextContents()).toEqual(['default → billing', 'billing → default'])
+    expect(await page.getByTestId('handoff-marker').allTextContents()).toEqual([
+      'default → billing',
+      'billing → default',
+    ])
   })
 
   it('shows a sub-agent working in a child session, which opens read only', async () => {
@@ -434,7 +471,9 @@ describe('every capability, toured with the offline demo provider', () => {
     await panel.waitFor()
     await expect.poll(() => panel.locator('.subagent-text').textContent()).toContain('Findings on')
     await waitForReplyEnd(page)
-    expect(await page.getByTestId('agent-text').last().textContent()).toContain('The researcher sub-agent reports')
+    expect(await page.getByTestId('agent-text').last().textContent()).toContain(
+      'The researcher sub-agent reports',
+    )
     await page.screenshot({ path: join(OUTPUT_DIR, 'subagent.png') })
     await panel.getByTestId('child-link').click()
     await page.getByTestId('child-note').waitFor()
@@ -451,11 +490,15 @@ describe('every capability, toured with the offline demo provider', () => {
     await send(page, 'What is 12 * (3 + 4)?')
     await waitForReplyEnd(page)
     const trace = page.getByTestId('trace').last()
-    await expect.poll(() => trace.locator('summary').textContent()).toMatch(/^Trace · 2 steps · 1 tool · .*first token .* tokens$/)
+    await expect
+      .poll(() => trace.locator('summary').textContent())
+      .toMatch(/^Trace · 2 steps · 1 tool · .*first token .* tokens$/)
     await trace.locator('summary').click()
     const steps = await trace.getByTestId('trace-step').allTextContents()
     expect(steps).toHaveLength(2)
-    expect(steps[0]).toMatch(/^step 1 · default · agentx-demo-1 · \d+ ms · first token \d+ ms · \d+ in \/ \d+ out · tool_use$/)
+    expect(steps[0]).toMatch(
+      /^step 1 · default · agentx-demo-1 · \d+ ms · first token \d+ ms · \d+ in \/ \d+ out · tool_use$/,
+    )
     expect(steps[1]).toContain('end_turn')
     expect(await trace.getByTestId('trace-tool').textContent()).toMatch(/^calculator · \d+ ms$/)
     await page.screenshot({ path: join(OUTPUT_DIR, 'trace.png') })
@@ -470,7 +513,9 @@ describe('every capability, toured with the offline demo provider', () => {
     await waitForReplyEnd(page)
     expect(await page.getByTestId('state-badge').textContent()).toBe('idle')
     await send(page, '/long')
-    await page.waitForFunction(() => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 20)
+    await page.waitForFunction(
+      () => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 20,
+    )
     await page.getByTestId('stop').click()
     await page.getByTestId('regenerate').waitFor()
     await page.getByTestId('regenerate').click()
@@ -523,7 +568,9 @@ describe('every capability, toured with the offline demo provider', () => {
     expect(await marker.locator('summary').textContent()).toBe('Earlier messages summarised (through #1)')
     expect(await marker.getAttribute('open')).toBeNull()
     await marker.locator('summary').click()
-    expect(await marker.locator('.compaction-text').textContent()).toContain('the user asked a first question')
+    expect(await marker.locator('.compaction-text').textContent()).toContain(
+      'the user asked a first question',
+    )
     expect(await page.getByTestId('user-message').count()).toBe(2)
   })
 
@@ -535,13 +582,15 @@ describe('every capability, toured with the offline demo provider', () => {
     await page.reload()
     await page.waitForSelector('body[data-ready="true"]')
     await page.getByTestId('session-search').fill('zebra')
-    await expect.poll(() => page.getByTestId('session-summary').allTextContents()).toEqual([
-      'a very particular zebra question',
-    ])
+    await expect
+      .poll(() => page.getByTestId('session-summary').allTextContents())
+      .toEqual(['a very particular zebra question'])
     await page.getByTestId('session-search').fill('')
     await page.getByTestId('state-filter').selectOption('error')
     await expect
-      .poll(async () => [...new Set(await page.locator('[data-testid="session-item"] .badge').allTextContents())])
+      .poll(async () => [
+        ...new Set(await page.locator('[data-testid="session-item"] .badge').allTextContents()),
+      ])
       .toEqual(['error'])
     expect(await page.getByTestId('session-summary').allTextContents()).toContain('/error')
     await page.getByTestId('state-filter').selectOption('')
@@ -567,13 +616,17 @@ describe('every capability, toured with the offline demo provider', () => {
   })
 
   it('switches to a dark theme that stays after a reload', async () => {
-    const light = await page.evaluate(() => getComputedStyle(document.querySelector('.main')!).backgroundColor)
+    const light = await page.evaluate(
+      () => getComputedStyle(document.querySelector('.main')!).backgroundColor,
+    )
     await page.getByTestId('theme-toggle').click()
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark')
     await page.reload()
     await page.waitForSelector('body[data-ready="true"]')
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark')
-    const dark = await page.evaluate(() => getComputedStyle(document.querySelector('.conversation-header')!).backgroundColor)
+    const dark = await page.evaluate(
+      () => getComputedStyle(document.querySelector('.conversation-header')!).backgroundColor,
+    )
     expect(dark).toBe('rgb(17, 26, 46)')
     expect(light).not.toBe(dark)
     await page.screenshot({ path: join(OUTPUT_DIR, 'dark.png') })
@@ -585,7 +638,9 @@ describe('every capability, toured with the offline demo provider', () => {
 
   it('has keyboard shortcuts: Ctrl+K search, Alt+N new session, ? help, Esc stop', async () => {
     await page.keyboard.press('Control+k')
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('session-search')
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe(
+      'session-search',
+    )
     const before = currentId(page)
     await page.keyboard.press('Alt+n')
     await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, before)
@@ -596,7 +651,9 @@ describe('every capability, toured with the offline demo provider', () => {
     await page.keyboard.press('Escape')
     expect(await page.getByTestId('shortcuts-dialog').isVisible()).toBe(false)
     await send(page, '/long')
-    await page.waitForFunction(() => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 10)
+    await page.waitForFunction(
+      () => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 10,
+    )
     await page.keyboard.press('Escape')
     await expect.poll(() => page.getByTestId('state-badge').textContent()).toBe('aborted')
   })

@@ -26,7 +26,8 @@ export function parseFrames(buffer: string): { events: ServerEvent[]; rest: stri
       else if (line.startsWith('id:')) id = line.slice(3).trim()
       else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
     }
-    if (data.length > 0) events.push({ event, ...(id === undefined ? {} : { id }), data: JSON.parse(data.join('\n')) })
+    if (data.length > 0)
+      events.push({ event, ...(id === undefined ? {} : { id }), data: JSON.parse(data.join('\n')) })
   }
   return { events, rest }
 }
@@ -54,7 +55,12 @@ export async function readStream(
   const contentType = response.headers.get('content-type')
   if (!contentType?.startsWith('text/event-stream')) {
     const text = await response.text()
-    return { status: response.status, contentType, events: [], body: text === '' ? undefined : JSON.parse(text) }
+    return {
+      status: response.status,
+      contentType,
+      events: [],
+      body: text === '' ? undefined : JSON.parse(text),
+    }
   }
   const events: ServerEvent[] = []
   const decoder = new TextDecoder()
