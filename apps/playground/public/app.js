@@ -357,6 +357,9 @@ async function refreshAfterRun(sessionId, outcome) {
     renderHeader()
     if (outcome !== 'refused' && (detail.session.state !== 'error' || !state.shownError))
       explainState(detail.session, detail.lastError)
+    // Refused answers (or a run that stopped to wait): the questions are still open.
+    if (!detail.running && detail.pending?.length > 0 && !conversation.pendingPanel?.isConnected)
+      conversation.showPending(detail.pending)
     if (detail.running) attach(sessionId, detail.running.resumeAfter)
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) await sessionGone(sessionId)

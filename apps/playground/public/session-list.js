@@ -26,11 +26,14 @@ function listQuery(limit, offset = 0) {
 export async function loadSessions() {
   const limit = Math.max(PAGE_SIZE, Math.ceil(state.sessions.length / PAGE_SIZE) * PAGE_SIZE)
   const { sessions } = await api('GET', listQuery(limit))
+  const hasMore = sessions.length === limit
+  const changed = hasMore !== state.hasMore || JSON.stringify(sessions) !== JSON.stringify(state.sessions)
   state.sessions = sessions
-  state.hasMore = sessions.length === limit
+  state.hasMore = hasMore
   if (state.detached && sessions.some((session) => session.id === state.detached.id))
     state.detached = undefined
-  renderSessionList()
+  // Unchanged (most polls): keep the rows as they are, and the focus and hover on them.
+  if (changed || ui.sessionList.dataset.renderedFor !== (state.currentId ?? '')) renderSessionList()
 }
 
 export async function loadMoreSessions() {
@@ -42,6 +45,7 @@ export async function loadMoreSessions() {
 }
 
 export function renderSessionList() {
+  ui.sessionList.dataset.renderedFor = state.currentId ?? ''
   const filtered = state.filters.q.trim() !== '' || state.filters.state !== ''
   ui.sessionCount.textContent = `${state.sessions.length}${state.hasMore ? '+' : ''}`
   if (state.sessions.length === 0) {

@@ -115,8 +115,8 @@ export class PlaygroundHub {
   readonly #runs = new Map<string, SessionRun>()
   #initializing: Promise<void> | undefined
   #closing: Promise<void> | undefined
-  /** Resolves when every agent has closed (aborted its sends and flushed its writes). */
-  #agentsClosed: Promise<unknown> | undefined
+  /** Resolves when every agent has closed (aborted its sends and flushed its writes); set by `close()`. */
+  #agentsClosed: Promise<void> | undefined
 
   constructor(options: PlaygroundHubOptions) {
     this.#options = options
@@ -439,12 +439,17 @@ export class PlaygroundHub {
    * stop), flushes every write and waits for the runs to end. Does not close the persister.
    */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      if (this.#initializing === undefined) return
+    if (this.#closing !== undefined) return this.#closing
+    // Set before anything is awaited: a run that ends from now on waits for the agents' flush.
+    let agentsClosed!: () => void
+    this.#agentsClosed = new Promise<void>((resolve) => {
+      agentsClosed = resolve
+    })
+    this.#closing = (async () => {
+      if (this.#initializing === undefined) return agentsClosed()
       await this.#initializing.catch(() => undefined)
-      const closing = Promise.allSettled([...this.#agents.values()].map((agent) => agent.close()))
-      this.#agentsClosed = closing
-      const results = await closing
+      const results = await Promise.allSettled([...this.#agents.values()].map((agent) => agent.close()))
+      agentsClosed()
       await Promise.all([...this.#runs.values()].map((run) => run.ended))
       const failed = results.find((result) => result.status === 'rejected')
       if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
