@@ -87,6 +87,8 @@ export async function loadProviders(
     agentTools: demoSetup.agentTools,
     retry: DEMO_RETRY,
     retryProviderOptions: DEMO_RETRY_OPTIONS,
+    // Below what `/compact` reports, so the request after it is preceded by a compaction.
+    compaction: { thresholdTokens: 100_000, keepRecentMessages: 4 },
   }
   const specs: RemoteProviderSpec[] = []
   const anthropicKey = nonEmpty(env.ANTHROPIC_API_KEY)

@@ -1,6 +1,7 @@
 import {
   type Agent,
   type AgentConfig,
+  type AgentDeps,
   AgentError,
   BaseSession,
   type AgentPersister,
@@ -138,7 +139,7 @@ export class PlaygroundHub {
           ...(retry === undefined ? {} : { retry }),
           durability: 'sync',
         }
-        const agent = createAgent(config, {
+        const agent = createProviderAgent(config, provider.compaction, {
           adapter: provider.adapter,
           persister: this.#persister,
           ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
@@ -546,6 +547,25 @@ export class PlaygroundHub {
       view.lastError = lastError
     }
     return view
+  }
+}
+
+/**
+ * Creates a provider's agent with `compaction` when the kernel knows that option (DESIGN §10.4),
+ * and without it on a kernel that refuses it as an unknown config key.
+ */
+function createProviderAgent(
+  config: AgentConfig,
+  compaction: Record<string, unknown> | undefined,
+  deps: AgentDeps,
+): Agent {
+  if (compaction === undefined) return createAgent(config, deps)
+  try {
+    return createAgent({ ...config, compaction } as AgentConfig, deps)
+  } catch (error) {
+    if (error instanceof ConfigurationError && error.message.startsWith("Unknown config key 'compaction'"))
+      return createAgent(config, deps)
+    throw error
   }
 }
 

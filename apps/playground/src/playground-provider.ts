@@ -23,6 +23,11 @@ export interface PlaygroundProvider {
   retry?: RetryOptions
   /** Profiles of this provider's agent (`AgentConfig.agents`). Default is none. */
   agents?: Record<string, AgentProfile>
+  /**
+   * `AgentConfig.compaction` for this provider's agent (DESIGN §10.4), used when `@agentx/core`
+   * knows the option; an older core runs the agent without it. Default is none.
+   */
+  compaction?: Record<string, unknown>
   /** Provider options added to a retry of a failed send (the demo's `/error` succeeds then). Default is none. */
   retryProviderOptions?: Record<string, unknown>
   /** Names of the tools in {@link tools} that run a profile in a child session (`agentTool`). Default is none. */
