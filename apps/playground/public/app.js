@@ -1,161 +1,43 @@
-// The AgentX playground UI: plain JavaScript, no build step. Model output is only ever rendered
-// with text nodes (see markdown.js), never with innerHTML.
-import { renderMarkdown } from './markdown.js'
+// The AgentX playground UI: plain JavaScript modules, no build step. Model output is only ever
+// rendered with text nodes (see markdown.js), never with innerHTML.
+//
+// Sends run on the server: this page only watches them (one event stream at a time, for the open
+// session). Leaving a session, reloading or closing the tab stops watching, not the reply; opening
+// the session again reattaches to it. Other tabs and windows are followed by polling the list and
+// by a BroadcastChannel between tabs of this browser.
+import { ApiError, api, openStream, sessionPath } from './api.js'
+import { Conversation } from './conversation.js'
+import { el, idFromHash, setBadge } from './dom.js'
+import { loadSessions, onSessionRow, renderSessionList, upsertSession } from './session-list.js'
+import { currentSession, isWatching, providerOf, state, ui } from './state.js'
+import { setUpShortcuts } from './shortcuts.js'
+import { setUpTheme } from './theme.js'
+import {
+  announce,
+  explainState,
+  hideError,
+  hideNotice,
+  renderHeader,
+  showError,
+  showNotice,
+} from './header.js'
 
-const $ = (id) => document.getElementById(id)
+const SYNC_INTERVAL_MS = 2500
 
-const ui = {
-  providerSelect: $('provider-select'),
-  modelInput: $('model-input'),
-  modelOptions: $('model-options'),
-  systemPrompt: $('system-prompt'),
-  providerNote: $('provider-note'),
-  newSession: $('new-session'),
-  sessionList: $('session-list'),
-  sessionCount: $('session-count'),
-  storageInfo: $('storage-info'),
-  title: $('session-title'),
-  meta: $('session-meta'),
-  stateBadge: $('state-badge'),
-  deleteSession: $('delete-session'),
-  conversation: $('conversation'),
-  notice: $('notice'),
-  errorBanner: $('error-banner'),
-  errorKind: $('error-kind'),
-  errorMessage: $('error-message'),
-  retryButton: $('retry-button'),
-  dismissError: $('dismiss-error'),
-  composer: $('composer'),
-  input: $('message-input'),
-  send: $('send-button'),
-  stop: $('stop-button'),
-  dialog: $('confirm-dialog'),
-  confirmSummary: $('confirm-summary'),
-  confirmCancel: $('confirm-cancel'),
-  confirmDelete: $('confirm-delete'),
-}
+const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('agentx-playground') : undefined
+const tell = (message) => channel?.postMessage(message)
 
-const state = {
-  /** @type {Array<{id:string,label:string,offline:boolean,models:string[],defaultModel:string,available:boolean,unavailableReason?:string}>} */
-  providers: [],
-  /** @type {Array<any>} */
-  sessions: [],
-  /** Whether older sessions are left to load. */
-  hasMore: false,
-  /** @type {string | undefined} */
-  currentId: undefined,
-  /** The session whose reply is streaming, and the fetch behind it. */
-  streaming: undefined,
-  /** The text of the last message sent in the current session (for Retry). */
-  lastSent: undefined,
-  /** Tool cards by tool call id, to attach results. */
-  toolCards: new Map(),
-}
-
-// --- API ------------------------------------------------------------------------------------
-
-class ApiError extends Error {
-  constructor(status, error) {
-    super(error?.message ?? `HTTP ${status}`)
-    this.status = status
-    this.error = error ?? { code: `HTTP_${status}`, message: `HTTP ${status}` }
-  }
-}
-
-async function api(method, path, body) {
-  const response = await fetch(path, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  if (response.status === 204) return undefined
-  const json = await response.json().catch(() => undefined)
-  if (!response.ok) throw new ApiError(response.status, json?.error)
-  return json
-}
-
-/** Reads a `text/event-stream` body and calls `onEvent(type, data)` per event. */
-async function readEvents(response, onEvent) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buffer += value.replace(/\r\n?/g, '\n')
-    let boundary = buffer.indexOf('\n\n')
-    while (boundary !== -1) {
-      const frame = buffer.slice(0, boundary)
-      buffer = buffer.slice(boundary + 2)
-      let type = 'message'
-      const data = []
-      for (const line of frame.split('\n')) {
-        if (line.startsWith(':')) continue
-        if (line.startsWith('event:')) type = line.slice(6).trim()
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
-      }
-      if (data.length > 0) onEvent(type, JSON.parse(data.join('\n')))
-      boundary = buffer.indexOf('\n\n')
-    }
-  }
-}
+const conversation = new Conversation(ui.conversation, {
+  onAnswer: (answers) => void sendContent(answers),
+  features: () => state.features,
+  onFork: (seq) => void forkSession(seq),
+  onEdit: (seq, text) => void forkSession(seq - 1, text),
+})
 
 // --- small helpers --------------------------------------------------------------------------
 
-function el(tag, className, text) {
-  const node = document.createElement(tag)
-  if (className) node.className = className
-  if (text !== undefined) node.textContent = text
-  return node
-}
-
-const numberFormat = new Intl.NumberFormat('en')
-const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' })
-
-function timeAgo(iso) {
-  const seconds = Math.round((Date.parse(iso) - Date.now()) / 1000)
-  const abs = Math.abs(seconds)
-  if (abs < 45) return 'just now'
-  if (abs < 3600) return relative.format(Math.round(seconds / 60), 'minute')
-  if (abs < 86_400) return relative.format(Math.round(seconds / 3600), 'hour')
-  return relative.format(Math.round(seconds / 86_400), 'day')
-}
-
-function tokens(usage) {
-  if (!usage?.totalTokens) return '0 tokens'
-  return `${numberFormat.format(usage.totalTokens)} tokens (${numberFormat.format(usage.inputTokens)} in · ${numberFormat.format(usage.outputTokens)} out)`
-}
-
-function providerLabel(id) {
-  return state.providers.find((provider) => provider.id === id)?.label ?? id
-}
-
-function textOf(content) {
-  if (typeof content === 'string') return content
-  return content
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text)
-    .join('')
-}
-
-function formatJson(value) {
-  if (typeof value === 'string') {
-    try {
-      return JSON.stringify(JSON.parse(value), null, 2)
-    } catch {
-      return value
-    }
-  }
-  return JSON.stringify(value, null, 2)
-}
-
-function resultText(content) {
-  return formatJson(typeof content === 'string' ? content : textOf(content))
-}
-
-function setBadge(node, sessionState) {
-  node.textContent = sessionState
-  node.className = `badge state-${sessionState}`
-  node.dataset.state = sessionState
+function isNarrow() {
+  return window.matchMedia('(max-width: 760px)').matches
 }
 
 // --- providers ------------------------------------------------------------------------------
@@ -174,7 +56,7 @@ function renderProviders() {
 }
 
 function onProviderChange() {
-  const provider = state.providers.find((candidate) => candidate.id === ui.providerSelect.value)
+  const provider = providerOf(ui.providerSelect.value)
   ui.modelOptions.replaceChildren(
     ...(provider?.models ?? []).map((model) => Object.assign(el('option'), { value: model })),
   )
@@ -183,7 +65,7 @@ function onProviderChange() {
   ui.providerNote.replaceChildren()
   if (provider?.offline) {
     ui.providerNote.append(el('span', 'tag offline', 'offline demo'))
-    ui.providerNote.append(' Scripted replies, no model is called. Set an API key to use a real provider.')
+    ui.providerNote.append(' Scripted replies, no model is called. Send /help for the tour.')
   } else if (provider) {
     ui.providerNote.append(
       el('span', 'tag live', 'live'),
@@ -192,127 +74,81 @@ function onProviderChange() {
   }
 }
 
-// --- session list ---------------------------------------------------------------------------
+// --- state changes -------------------------------------------------------------------------
 
-const PAGE_SIZE = 50
-
-/** Reloads the list, keeping as many rows as are shown (at least one page). */
-async function loadSessions() {
-  const limit = Math.max(PAGE_SIZE, Math.ceil(state.sessions.length / PAGE_SIZE) * PAGE_SIZE)
-  const { sessions } = await api('GET', `/api/sessions?limit=${limit}`)
-  state.sessions = sessions
-  state.hasMore = sessions.length === limit
+/** Changes the state of the open session as events report it (list, badge, composer). */
+function setCurrentState(sessionState) {
+  const session = currentSession()
+  if (!session) return
+  session.state = sessionState
+  setBadge(ui.stateBadge, sessionState)
   renderSessionList()
+  updateComposer()
 }
 
-/** Appends the next page of older sessions. */
-async function loadMoreSessions() {
-  const { sessions } = await api('GET', `/api/sessions?limit=${PAGE_SIZE}&offset=${state.sessions.length}`)
-  const known = new Set(state.sessions.map((session) => session.id))
-  state.sessions.push(...sessions.filter((session) => !known.has(session.id)))
-  state.hasMore = sessions.length === PAGE_SIZE
-  renderSessionList()
+// --- composer -------------------------------------------------------------------------------
+
+function updateComposer() {
+  const session = currentSession()
+  const running = session?.state === 'active' || isWatching()
+  const ownRun = isWatching() && state.watch.origin === 'send'
+  let note
+  if (!session) note = undefined
+  else if (session.parentSessionId) note = 'This is a sub-agent’s child session: read only.'
+  else if (!session.canSend) note = 'The provider of this session is not configured: read only.'
+  else if (running && !ownRun)
+    note =
+      'A reply is running for this session — started in another tab, window or before a reload. It keeps running on the server: watch it here, or press Stop. You can send once it has finished.'
+  else if (session.state === 'waiting_input')
+    note = 'The agent waits for your answer above. A message sent instead declines the pending calls.'
+  ui.composerNote.textContent = note ?? ''
+  ui.composerNote.hidden = note === undefined
+  const canType = Boolean(session?.canSend) && !session?.parentSessionId
+  ui.input.disabled = !canType
+  ui.send.disabled = !canType || running || state.submitting
+  ui.send.title = running ? 'A reply is running for this session' : ''
+  ui.send.hidden = running && canType
+  ui.stop.hidden = !(running && canType)
+  ui.optionsToggle.disabled = !canType
+  renderAgentOptions()
 }
 
-function renderSessionList() {
-  renderSessionItems()
-  if (state.hasMore) {
-    const more = el('button', 'load-more', 'Load older sessions')
-    more.type = 'button'
-    more.dataset.testid = 'load-more'
-    more.addEventListener('click', () => void loadMoreSessions().catch(() => undefined))
-    const item = el('li')
-    item.append(more)
-    ui.sessionList.append(item)
-  }
-}
-
-function renderSessionItems() {
-  ui.sessionCount.textContent = `${state.sessions.length}${state.hasMore ? '+' : ''}`
-  if (state.sessions.length === 0) {
-    ui.sessionList.replaceChildren(el('li', 'empty-list', 'No sessions yet. Create one above.'))
-    return
-  }
-  ui.sessionList.replaceChildren(
-    ...state.sessions.map((session) => {
-      const item = el('li', `session-item${session.id === state.currentId ? ' selected' : ''}`)
-      item.dataset.id = session.id
-      item.dataset.testid = 'session-item'
-      const open = el('button', 'session-open')
-      open.type = 'button'
-      open.addEventListener('click', () => selectSession(session.id))
-      const summary = el('div', 'session-summary', session.summary || 'New session')
-      summary.dataset.testid = 'session-summary'
-      const line = el('div', 'session-line')
-      const provider = state.providers.find((candidate) => candidate.id === session.provider)
-      line.append(
-        el(
-          'span',
-          `tag${provider?.offline ? ' offline' : ''}`,
-          provider?.offline ? 'demo' : session.provider,
-        ),
-      )
-      line.append(el('span', 'session-model', session.model))
-      const stats = el('div', 'session-stats')
-      stats.append(
-        el('span', '', `${numberFormat.format(session.tokenUsage?.totalTokens ?? 0)} tok`),
-        el('span', '', timeAgo(session.lastActivity)),
-      )
-      const badge = el('span')
-      setBadge(badge, session.state)
-      stats.append(badge)
-      open.append(summary, line, stats)
-      const remove = el('button', 'icon-button', '×')
-      remove.type = 'button'
-      remove.title = 'Delete session'
-      remove.setAttribute('aria-label', 'Delete session')
-      remove.dataset.testid = 'session-delete'
-      remove.addEventListener('click', () => confirmDelete(session))
-      item.append(open, remove)
-      return item
+function renderAgentOptions() {
+  const session = currentSession()
+  const provider = session ? providerOf(session.provider) : undefined
+  const agents = provider?.agents ?? []
+  const key = `${session?.id}:${session?.activeAgent}:${agents.length}`
+  if (ui.agentSelect.dataset.key === key) return
+  ui.agentSelect.dataset.key = key
+  const previous = ui.agentSelect.value
+  const continueWith = el('option', '', `continue (${session?.activeAgent ?? 'default'})`)
+  continueWith.value = ''
+  ui.agentSelect.replaceChildren(
+    continueWith,
+    ...agents.map((agent) => {
+      const option = el('option', '', agent.description ? `${agent.name} — ${agent.description}` : agent.name)
+      option.value = agent.name
+      return option
     }),
   )
-}
-
-function upsertSession(session) {
-  const index = state.sessions.findIndex((candidate) => candidate.id === session.id)
-  if (index === -1) state.sessions.unshift(session)
-  else state.sessions[index] = session
-  state.sessions.sort((a, b) =>
-    a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0,
+  ui.agentSelect.disabled = agents.length === 0
+  if (agents.some((agent) => agent.name === previous)) ui.agentSelect.value = previous
+  ui.sendModelOptions.replaceChildren(
+    ...(provider?.models ?? []).map((model) => Object.assign(el('option'), { value: model })),
   )
-  renderSessionList()
 }
 
-// --- conversation ---------------------------------------------------------------------------
-
-function currentSession() {
-  return state.sessions.find((session) => session.id === state.currentId)
+/** The per-send options the user set (agent, model, temperature, max tokens). */
+function sendOptions() {
+  const options = {}
+  if (ui.agentSelect.value !== '') options.agent = ui.agentSelect.value
+  if (ui.sendModel.value.trim() !== '') options.model = ui.sendModel.value.trim()
+  if (ui.sendTemperature.value !== '') options.temperature = Number(ui.sendTemperature.value)
+  if (ui.sendMaxTokens.value !== '') options.maxOutputTokens = Number(ui.sendMaxTokens.value)
+  return options
 }
 
-function renderHeader() {
-  const session = currentSession()
-  if (!session) {
-    ui.title.textContent = 'AgentX Playground'
-    ui.meta.textContent = 'Create a session to start chatting.'
-    ui.stateBadge.hidden = true
-    ui.deleteSession.hidden = true
-    return
-  }
-  ui.title.textContent = session.summary || 'New session'
-  ui.meta.replaceChildren(
-    el('span', '', providerLabel(session.provider)),
-    el('span', 'dot', '·'),
-    el('span', 'mono', session.model),
-    el('span', 'dot', '·'),
-    el('span', '', tokens(session.tokenUsage)),
-  )
-  if (!session.canSend)
-    ui.meta.append(el('span', 'dot', '·'), el('span', 'warn', 'provider not configured: read only'))
-  setBadge(ui.stateBadge, session.state)
-  ui.stateBadge.hidden = false
-  ui.deleteSession.hidden = false
-}
+// --- selecting a session --------------------------------------------------------------------
 
 function renderEmptyState() {
   const card = el('div', 'welcome')
@@ -321,15 +157,16 @@ function renderEmptyState() {
     el(
       'p',
       '',
-      'Each session is saved as it streams: restart the server and it is all still here. Pick a provider, create a session and try:',
+      'Each session is saved as it streams: reload, restart the server, it is all still here. Create a session with the offline demo and try:',
     ),
   )
   const list = el('ul')
   for (const tip of [
-    'hello — a streamed reply',
-    'what is 12 * (3 + 4)? — a tool call and its result',
-    'why is the sky blue? — thinking you can unfold',
-    'tell me a long story — press Stop half way',
+    '/help — the tour',
+    '/approve — a tool that waits for your approval',
+    '/ask — the agent asks you a question',
+    '/handoff, /delegate — several agents, sub-agents in child sessions',
+    '/long — press Stop, or reload: the reply keeps running',
     '/error — an error with its kind, and Retry',
   ]) {
     list.append(el('li', '', tip))
@@ -338,379 +175,307 @@ function renderEmptyState() {
   ui.conversation.replaceChildren(card)
 }
 
-function updateComposer() {
-  const session = currentSession()
-  const streaming = state.streaming !== undefined && state.streaming.sessionId === state.currentId
-  ui.input.disabled = !session?.canSend
-  ui.send.disabled = !session?.canSend || state.streaming !== undefined
-  ui.send.hidden = streaming
-  ui.stop.hidden = !streaming
+/** Stops reading the open session's event stream (the reply itself goes on on the server). */
+function stopWatching() {
+  const watch = state.watch
+  if (!watch) return
+  state.watch = undefined
+  watch.controller.abort()
 }
 
-async function selectSession(id) {
+async function selectSession(id, { fromHash = false } = {}) {
+  if (state.currentId !== id || !isWatching(id)) stopWatching()
   state.currentId = id
-  state.toolCards = new Map()
+  state.notFound = undefined
   hideError()
   hideNotice()
+  closeSidebar()
   renderSessionList()
   if (!id) {
-    history.replaceState(null, '', '/')
+    state.detached = undefined
+    if (!fromHash) history.replaceState(null, '', location.pathname)
     renderHeader()
     renderEmptyState()
     updateComposer()
     return
   }
-  history.replaceState(null, '', `#${encodeURIComponent(id)}`)
+  if (!fromHash) history.replaceState(null, '', `#${encodeURIComponent(id)}`)
   let detail
   try {
-    detail = await api('GET', `/api/sessions/${encodeURIComponent(id)}`)
+    detail = await api('GET', sessionPath(id))
   } catch (error) {
+    if (state.currentId !== id) return
+    if (error instanceof ApiError && error.status === 404) {
+      // A link to a session that no longer exists (or never did): say so, open nothing.
+      state.currentId = undefined
+      state.detached = undefined
+      state.notFound = `There is no session ${id}: it was deleted, or the link is wrong.`
+      renderHeader()
+      renderEmptyState()
+      updateComposer()
+      showNotice(state.notFound)
+      return
+    }
     showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
     return
   }
   if (state.currentId !== id) return
-  upsertSession(detail.session)
+  showDetail(detail)
+  ui.input.focus({ preventScroll: true })
+}
+
+/** Renders a session detail from `GET /api/sessions/:id`, and reattaches to its running send. */
+function showDetail(detail) {
+  const session = detail.session
+  state.detached = state.sessions.some((candidate) => candidate.id === session.id) ? undefined : session
+  upsertSession(session)
   renderHeader()
-  renderMessages(detail.messages)
-  const lastUser = [...detail.messages].reverse().find((message) => message.type === 'user')
-  state.lastSent = lastUser ? textOf(lastUser.content) : undefined
-  if (detail.session.state === 'error' && state.lastSent) {
-    showError({ kind: 'error', message: 'The last reply failed. Send again to retry.' }, true)
-  }
+  const provider = providerOf(session.provider)
+  conversation.reset(session, detail.messages, {
+    agentTools: provider?.agentTools ?? [],
+    running: detail.running !== undefined,
+  })
+  explainState(session, detail.lastError)
+  if (detail.pending?.length > 0) conversation.showPending(detail.pending)
   updateComposer()
-  ui.input.focus()
+  if (detail.running && !isWatching(session.id)) attach(session.id, detail.running.resumeAfter)
 }
 
-function renderMessages(messages) {
-  ui.conversation.replaceChildren()
-  state.toolCards = new Map()
-  const systemPrompt = currentSession()?.systemPrompt
-  if (systemPrompt) {
-    const details = el('details', 'system-prompt')
-    details.dataset.testid = 'session-system-prompt'
-    details.append(el('summary', '', 'System prompt'), el('div', 'system-prompt-text', systemPrompt))
-    ui.conversation.append(details)
+// --- watching runs --------------------------------------------------------------------------
+
+/**
+ * Reads a run's events into the open session's view until it ends. `origin` says who started it:
+ * this tab (`send`) or someone else / an earlier page (`attach`).
+ */
+async function watchRun(sessionId, path, init, origin, onOpen) {
+  stopWatching()
+  const controller = new AbortController()
+  const watch = { sessionId, controller, origin }
+  state.watch = watch
+  conversation.beginRun({ replayed: origin === 'attach' })
+  updateComposer()
+  let outcome
+  let failed
+  let pending
+  try {
+    outcome = await openStream(
+      path,
+      { ...init, signal: controller.signal },
+      (type, event) => {
+        if (state.watch !== watch) return
+        onRunEvent(type, event)
+        if (type === 'error') failed = event.error
+        if (type === 'input-required') pending = event.pending
+        if (type === 'done' && event.result?.pending) pending = event.result.pending
+      },
+      onOpen,
+    )
+  } finally {
+    if (state.watch === watch) state.watch = undefined
   }
-  if (messages.length === 0) {
-    const hint = el('div', 'conversation-hint', 'No messages yet. Say hello!')
-    ui.conversation.append(hint)
-    return
-  }
-  for (const message of messages) {
-    if (message.type === 'user') ui.conversation.append(userBubble(textOf(message.content)))
-    else if (message.type === 'agent') ui.conversation.append(agentBubble(message))
-    else if (message.type === 'tool') attachToolResults(message.content)
-  }
-  // A tool call whose reply was stopped or failed never got a result.
-  for (const card of state.toolCards.values()) {
-    if (!card.querySelector('.tool-result')) card.querySelector('.tool-status').textContent = 'no result'
-  }
-  scrollToBottom(true)
+  if (outcome === 'aborted') return outcome
+  conversation.finishLive()
+  if (failed) announce(`The reply failed: ${failed.message}`)
+  else if (pending?.length) announce('The agent is waiting for your answer.')
+  else if (outcome === 'ended') announce('Reply finished.')
+  await refreshAfterRun(sessionId, outcome)
+  tell({ type: 'changed', id: sessionId })
+  return outcome
 }
 
-function userBubble(text) {
-  const row = el('div', 'message user')
-  row.dataset.testid = 'user-message'
-  row.append(el('div', 'bubble', text))
-  return row
-}
-
-/** An agent reply; `message` is a persisted message, or undefined for a live (streaming) one. */
-function agentBubble(message) {
-  const row = el('div', 'message agent')
-  row.dataset.testid = 'agent-message'
-  const avatar = el('div', 'avatar', 'AI')
-  const body = el('div', 'agent-body')
-  row.append(avatar, body)
-  const view = { row, body, thinking: undefined, thinkingText: '', text: undefined, textValue: '', frame: 0 }
-  row.view = view
-  if (message) fillAgentBubble(view, message)
-  else row.classList.add('streaming')
-  return row
-}
-
-function fillAgentBubble(view, message) {
-  view.body.replaceChildren()
-  view.thinking = undefined
-  view.text = undefined
-  view.textValue = ''
-  view.thinkingText = ''
-  view.row.classList.remove('streaming')
-  const content =
-    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content
-  for (const block of content) {
-    if (block.type === 'thinking') appendThinking(view, block.text, false)
-    else if (block.type === 'text') appendText(view, block.text, true)
-    else if (block.type === 'tool_use') view.body.append(toolCard(block.id, block.name, block.input))
-  }
-  if (message.incomplete) {
-    const label =
-      message.stopReason === 'aborted'
-        ? 'stopped — partial reply kept'
-        : 'incomplete — the reply was cut short'
-    const tag = el('div', 'incomplete-tag', label)
-    tag.dataset.testid = 'incomplete-tag'
-    view.body.append(tag)
-  }
-  if (message.usage) view.body.append(el('div', 'usage-line', tokens(message.usage)))
-}
-
-function appendThinking(view, text, live) {
-  if (!view.thinking) {
-    const details = el('details', 'thinking')
-    details.dataset.testid = 'thinking'
-    const summary = el('summary', '', live ? 'Thinking…' : 'Thinking')
-    const body = el('div', 'thinking-text')
-    details.append(summary, body)
-    view.body.append(details)
-    view.thinking = { details, summary, body }
-  }
-  view.thinkingText += text
-  view.thinking.body.textContent = view.thinkingText
-}
-
-function appendText(view, text, immediate = false) {
-  if (!view.text) {
-    view.text = el('div', 'markdown')
-    view.text.dataset.testid = 'agent-text'
-    view.body.append(view.text)
-  }
-  view.textValue += text
-  if (immediate) {
-    view.text.replaceChildren(renderMarkdown(view.textValue))
-    return
-  }
-  // Re-render at most once a frame while tokens stream in.
-  if (!view.frame) {
-    view.frame = requestAnimationFrame(() => {
-      view.frame = 0
-      view.text.replaceChildren(renderMarkdown(view.textValue))
-      scrollToBottom(false)
-    })
+function onRunEvent(type, event) {
+  conversation.apply(type, event)
+  switch (type) {
+    case 'state':
+      setCurrentState(event.state)
+      if (event.state === 'active') {
+        hideError()
+        hideNotice()
+      }
+      break
+    case 'message':
+      if (event.message.type === 'user') {
+        const session = currentSession()
+        if (session && !session.summary) {
+          const flat = (typeof event.message.content === 'string' ? event.message.content : '')
+            .replace(/\s+/g, ' ')
+            .trim()
+          session.summary = flat.length > 100 ? `${flat.slice(0, 99)}…` : flat
+          renderHeader()
+          renderSessionList()
+        }
+      }
+      break
+    case 'handoff': {
+      const session = currentSession()
+      if (session) {
+        session.activeAgent = event.to
+        renderHeader()
+      }
+      break
+    }
+    case 'retry':
+      showNotice(
+        `${event.error.kind ?? event.error.code}: ${event.error.message} — retrying (attempt ${event.attempt}) in ${Math.round(event.delayMs)} ms…`,
+      )
+      break
+    case 'retries-exhausted':
+      hideNotice()
+      break
+    case 'persist-error':
+      showNotice(`Storage problem: ${event.error.message}`)
+      break
+    case 'error':
+      hideNotice()
+      showError(event.error, Boolean(event.error.retryable))
+      break
+    case 'done':
+      hideNotice()
+      break
+    default:
+      break
   }
 }
 
-function toolCard(id, name, input) {
-  const card = el('div', 'tool-card')
-  card.dataset.testid = 'tool-card'
-  card.dataset.toolUseId = id
-  const head = el('div', 'tool-head')
-  head.append(
-    el('span', 'tool-icon', 'ƒ'),
-    el('span', 'tool-name', name),
-    el('span', 'tool-status', 'running…'),
-  )
-  const inputBlock = el('pre', 'tool-input', formatJson(input))
-  card.append(head, inputBlock)
-  state.toolCards.set(id, card)
-  return card
+/**
+ * Re-reads the session after a run (state, usage, summary, last error) and the list. After a
+ * refused send it only updates the header — and reattaches when a reply runs (started elsewhere).
+ */
+async function refreshAfterRun(sessionId, outcome) {
+  try {
+    await loadSessions()
+    if (state.currentId !== sessionId) return
+    const detail = await api('GET', sessionPath(sessionId))
+    if (state.currentId !== sessionId || isWatching(sessionId)) return
+    if (outcome === 'cut') {
+      // The connection broke (server restart, network): show what is stored and reattach if it still runs.
+      showDetail(detail)
+      if (!detail.running) showNotice('The connection to the server was lost; this is what is stored.')
+      return
+    }
+    upsertSession(detail.session)
+    renderHeader()
+    if (outcome !== 'refused' && (detail.session.state !== 'error' || !state.shownError))
+      explainState(detail.session, detail.lastError)
+    // Refused answers (or a run that stopped to wait): the questions are still open.
+    if (!detail.running && detail.pending?.length > 0 && !conversation.pendingPanel?.isConnected)
+      conversation.showPending(detail.pending)
+    if (detail.running) attach(sessionId, detail.running.resumeAfter)
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) await sessionGone(sessionId)
+  } finally {
+    updateComposer()
+  }
 }
 
-function setToolResult(toolUseId, content, isError) {
-  const card = state.toolCards.get(toolUseId)
-  if (!card) return
-  card.querySelector('.tool-status').textContent = isError ? 'failed' : 'done'
-  card.classList.toggle('failed', Boolean(isError))
-  card.querySelector('.tool-result')?.remove()
-  const result = el('pre', 'tool-result', resultText(content))
-  result.dataset.testid = 'tool-result'
-  card.append(result)
-}
-
-function attachToolResults(content) {
-  if (!Array.isArray(content)) return
-  for (const block of content)
-    if (block.type === 'tool_result') setToolResult(block.toolUseId, block.content, block.isError)
-}
-
-function scrollToBottom(force) {
-  const c = ui.conversation
-  if (force || c.scrollHeight - c.scrollTop - c.clientHeight < 160) c.scrollTop = c.scrollHeight
-}
-
-// --- errors and notices ---------------------------------------------------------------------
-
-function showError(error, canRetry) {
-  ui.errorKind.textContent = error.kind ?? error.code ?? 'error'
-  ui.errorMessage.textContent = error.message ?? 'Something went wrong.'
-  ui.errorBanner.dataset.kind = error.kind ?? error.code ?? 'error'
-  ui.retryButton.hidden = !canRetry
-  ui.errorBanner.hidden = false
-}
-
-function hideError() {
-  ui.errorBanner.hidden = true
-}
-
-function showNotice(text) {
-  ui.notice.textContent = text
-  ui.notice.hidden = false
-}
-
-function hideNotice() {
-  ui.notice.hidden = true
+/** Reattaches to the open session's running send, replaying the reply in flight from its start. */
+function attach(sessionId, after) {
+  void watchRun(
+    sessionId,
+    sessionPath(sessionId, `/events?after=${after}`),
+    { method: 'GET' },
+    'attach',
+  ).catch(() => undefined)
 }
 
 // --- sending --------------------------------------------------------------------------------
 
-async function sendMessage(text) {
+/**
+ * Sends text or answers. The input keeps the text until the server accepted the send; a refused
+ * send (a validation error, a busy session) shows why and leaves it there.
+ */
+async function sendContent(content, { text } = {}) {
   const sessionId = state.currentId
-  if (!sessionId || state.streaming || text.trim() === '') return
+  if (!sessionId || state.submitting) return
   hideError()
   hideNotice()
-  state.lastSent = text
-  ui.conversation.querySelector('.welcome, .conversation-hint')?.remove()
-  ui.conversation.append(userBubble(text))
-  scrollToBottom(true)
-  const controller = new AbortController()
-  state.streaming = { sessionId, controller }
+  state.submitting = true
   updateComposer()
-  let live
-  const liveBubble = () => {
-    if (!live) live = agentBubble(undefined)
-    // Switching to another session and back re-renders the conversation: put the bubble back.
-    if (!live.isConnected) {
-      ui.conversation.append(live)
-      for (const card of live.querySelectorAll('.tool-card'))
-        state.toolCards.set(card.dataset.toolUseId, card)
-    }
-    return live.view
+  let optimistic
+  if (text !== undefined) {
+    conversation.clearHint()
+    optimistic = conversation.userBubble(text)
+    optimistic.dataset.optimistic = 'true'
+    ui.conversation.append(optimistic)
+    conversation.scroll(true)
   }
-  const active = () => state.currentId === sessionId
-  try {
-    const response = await fetch(`/api/sessions/${encodeURIComponent(sessionId)}/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ content: text }),
-      signal: controller.signal,
-    })
-    if (!response.ok) {
-      const json = await response.json().catch(() => undefined)
-      throw new ApiError(response.status, json?.error)
-    }
-    await readEvents(response, (type, event) => {
-      if (!active()) return
-      switch (type) {
-        case 'state': {
-          const session = currentSession()
-          if (session) {
-            session.state = event.state
-            setBadge(ui.stateBadge, event.state)
-            renderSessionList()
-          }
-          break
+  conversation.pendingPanel?.remove()
+  tell({ type: 'changed', id: sessionId })
+  await runRequest(
+    sessionId,
+    sessionPath(sessionId, '/messages'),
+    { content, ...sendOptions() },
+    {
+      onAccepted: () => {
+        if (text !== undefined && ui.input.value === text) {
+          ui.input.value = ''
+          ui.input.style.height = ''
         }
-        case 'text-delta':
-          appendText(liveBubble(), event.text)
-          break
-        case 'thinking-delta':
-          appendThinking(liveBubble(), event.text, true)
-          break
-        case 'tool-call':
-          liveBubble().body.append(toolCard(event.id, event.name, event.input))
-          scrollToBottom(false)
-          break
-        case 'tool-result':
-          setToolResult(event.toolUseId, event.content, event.isError)
-          break
-        case 'message':
-          if (event.message.type === 'agent') {
-            const view = liveBubble()
-            if (view.frame) cancelAnimationFrame(view.frame)
-            view.frame = 0
-            fillAgentBubble(view, event.message)
-            live.dataset.messageId = event.message.id
-            live = undefined
-            scrollToBottom(false)
-          } else if (event.message.type === 'user') {
-            const session = currentSession()
-            if (session && !session.summary) {
-              // The server takes the first message as the summary; show it at once.
-              const flat = textOf(event.message.content).replace(/\s+/g, ' ').trim()
-              session.summary = flat.length > 100 ? `${flat.slice(0, 99)}…` : flat
-              renderHeader()
-              renderSessionList()
-            }
-          }
-          break
-        case 'retry':
-          showNotice(
-            `${event.error.kind ?? event.error.code}: ${event.error.message} — retrying (attempt ${event.attempt}) in ${Math.round(event.delayMs)} ms…`,
-          )
-          break
-        case 'retries-exhausted':
-          hideNotice()
-          break
-        case 'persist-error':
-          showNotice(`Storage problem: ${event.error.message}`)
-          break
-        case 'error':
-          hideNotice()
-          showError(event.error, true)
-          break
-        case 'done':
-          hideNotice()
-          break
-        default:
-          break
-      }
-    })
-  } catch (error) {
-    if (error?.name !== 'AbortError') {
-      showError(
-        error instanceof ApiError
-          ? error.error
-          : { code: 'NETWORK', message: String(error?.message ?? error) },
-        !(error instanceof ApiError && error.status === 409),
-      )
-    }
-  } finally {
-    if (live) {
-      // The stream ended without a final message for this bubble (nothing was streamed, or it was cut).
-      if (
-        live.view.textValue === '' &&
-        live.view.thinkingText === '' &&
-        live.view.body.childElementCount === 0
-      )
-        live.remove()
-      else live.classList.remove('streaming')
-    }
-    state.streaming = undefined
-    updateComposer()
-    await refreshCurrent(sessionId)
-  }
+      },
+      onRefused: () => optimistic?.remove(),
+    },
+  )
 }
 
-/** Re-reads the list and the header after a send (usage, state, summary). */
-async function refreshCurrent(sessionId) {
-  try {
-    await loadSessions()
-    if (state.currentId === sessionId) {
-      renderHeader()
-      if (currentSession()?.state === 'aborted')
-        showNotice('Stopped. The partial reply was kept; send a new message to continue.')
-    }
-  } catch {
-    // The list refreshes on the next action.
-  }
+async function retrySend() {
+  const sessionId = state.currentId
+  if (!sessionId || state.submitting) return
+  hideError()
+  hideNotice()
+  state.submitting = true
   updateComposer()
+  await runRequest(sessionId, sessionPath(sessionId, '/retry'), sendOptions(), {})
+}
+
+/** POSTs a send or retry and watches its events; a refusal (JSON error) is shown without Retry. */
+async function runRequest(sessionId, path, body, { onAccepted, onRefused }) {
+  try {
+    await watchRun(
+      sessionId,
+      path,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      },
+      'send',
+      () => {
+        state.submitting = false
+        onAccepted?.()
+        updateComposer()
+      },
+    )
+  } catch (error) {
+    onRefused?.()
+    const view =
+      error instanceof ApiError ? error.error : { code: 'NETWORK', message: String(error?.message ?? error) }
+    if (error instanceof ApiError && error.error?.code === 'SESSION_BUSY')
+      view.message =
+        'A reply is already running for this session (in another tab or window). Wait for it, or stop it.'
+    // Nothing was sent, so there is nothing to retry: the text stays in the input.
+    showError(view, false)
+    if (state.currentId === sessionId) await refreshAfterRun(sessionId, 'refused')
+  } finally {
+    state.submitting = false
+    updateComposer()
+  }
 }
 
 async function stopStreaming() {
-  const streaming = state.streaming
-  if (!streaming) return
+  const sessionId = state.currentId
+  if (!sessionId) return
   ui.stop.disabled = true
   try {
-    await api('POST', `/api/sessions/${encodeURIComponent(streaming.sessionId)}/abort`)
+    await api('POST', sessionPath(sessionId, '/abort'))
   } catch {
     // The server could not be reached: at least stop reading.
-    streaming.controller.abort()
+    stopWatching()
   } finally {
     ui.stop.disabled = false
   }
 }
 
-// --- create / delete ------------------------------------------------------------------------
+// --- create / delete / fork / rename --------------------------------------------------------
 
 async function createSession() {
   ui.newSession.disabled = true
@@ -722,6 +487,7 @@ async function createSession() {
       ...(systemPrompt === '' ? {} : { systemPrompt }),
     })
     upsertSession(session)
+    tell({ type: 'changed', id: session.id })
     await selectSession(session.id)
   } catch (error) {
     showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
@@ -741,29 +507,147 @@ async function deleteConfirmed() {
   ui.dialog.close()
   if (!id) return
   try {
-    await api('DELETE', `/api/sessions/${encodeURIComponent(id)}`)
+    await api('DELETE', sessionPath(id))
   } catch (error) {
     if (error.status !== 404) {
       showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
       return
     }
   }
+  tell({ type: 'deleted', id })
   state.sessions = state.sessions.filter((session) => session.id !== id)
   if (state.currentId === id) await selectSession(state.sessions[0]?.id)
   else renderSessionList()
 }
 
+/** A session deleted elsewhere (another tab, window or process): it leaves the list and the view. */
+async function sessionGone(id) {
+  state.sessions = state.sessions.filter((session) => session.id !== id)
+  if (state.detached?.id === id) state.detached = undefined
+  if (state.currentId === id) {
+    stopWatching()
+    state.currentId = undefined
+    history.replaceState(null, '', location.pathname)
+    renderHeader()
+    renderEmptyState()
+    updateComposer()
+    hideError()
+    showNotice('This session was deleted (in another tab or window).')
+  }
+  renderSessionList()
+}
+
+async function forkSession(throughSeq, resend) {
+  const sessionId = state.currentId
+  if (!sessionId) return
+  try {
+    const { session } = await api(
+      'POST',
+      sessionPath(sessionId, '/fork'),
+      throughSeq === undefined || throughSeq < 0 ? {} : { throughSeq },
+    )
+    upsertSession(session)
+    tell({ type: 'changed', id: session.id })
+    await selectSession(session.id)
+    if (resend !== undefined) await sendContent(resend, { text: resend })
+  } catch (error) {
+    showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
+  }
+}
+
+async function renameSession() {
+  const session = currentSession()
+  if (!session) return
+  const summary = window.prompt('Rename this session', session.summary)
+  if (summary === null || summary.trim() === '') return
+  try {
+    const { session: updated } = await api('PATCH', sessionPath(session.id), { summary: summary.trim() })
+    upsertSession(updated)
+    renderHeader()
+    tell({ type: 'changed', id: session.id })
+  } catch (error) {
+    showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
+  }
+}
+
+// --- following other tabs -------------------------------------------------------------------
+
+let syncing = false
+
+/**
+ * Catches up with what happened elsewhere: the list (new, changed and deleted sessions) and the
+ * open session — deleted, or a reply started in another tab (reattached here).
+ */
+async function sync() {
+  if (syncing || document.visibilityState === 'hidden') return
+  syncing = true
+  try {
+    const known = currentSession()
+    const before = known ? { state: known.state, lastActivity: known.lastActivity } : undefined
+    await loadSessions()
+    const id = state.currentId
+    if (!id || isWatching(id) || state.submitting) return
+    const listed = state.sessions.find((session) => session.id === id)
+    const same = (session) =>
+      before !== undefined && session.state === before.state && session.lastActivity === before.lastActivity
+    // Listed and unchanged (and not running): nothing to do without asking for the messages.
+    if (listed && same(listed) && listed.state !== 'active') return
+    let detail
+    try {
+      detail = await api('GET', sessionPath(id))
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) await sessionGone(id)
+      return
+    }
+    if (state.currentId !== id || isWatching(id) || state.submitting) return
+    if (!same(detail.session) || detail.running) showDetail(detail)
+  } catch {
+    // The server is away for a moment: the next round tries again.
+  } finally {
+    syncing = false
+  }
+}
+
+channel?.addEventListener('message', (event) => {
+  const message = event.data
+  if (message?.type === 'deleted' && typeof message.id === 'string') {
+    void sessionGone(message.id)
+    return
+  }
+  void sync()
+})
+
+// --- sidebar, theme, keyboard ---------------------------------------------------------------
+
+function openSidebar() {
+  document.body.classList.add('sidebar-open')
+  ui.scrim.hidden = false
+}
+
+function closeSidebar() {
+  document.body.classList.remove('sidebar-open')
+  ui.scrim.hidden = true
+}
+
 // --- wiring ---------------------------------------------------------------------------------
+
+setUpTheme()
+setUpShortcuts({ createSession, selectSession, stopStreaming, openSidebar, closeSidebar, isNarrow })
+onSessionRow(
+  (id) => selectSession(id),
+  (session) => confirmDelete(session),
+)
 
 ui.providerSelect.addEventListener('change', onProviderChange)
 ui.newSession.addEventListener('click', createSession)
+ui.openSidebar.addEventListener('click', openSidebar)
+ui.closeSidebar.addEventListener('click', closeSidebar)
+ui.scrim.addEventListener('click', closeSidebar)
 ui.composer.addEventListener('submit', (event) => {
   event.preventDefault()
   const text = ui.input.value
   if (text.trim() === '' || ui.send.disabled) return
-  ui.input.value = ''
-  ui.input.style.height = ''
-  void sendMessage(text)
+  void sendContent(text, { text })
 })
 ui.input.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
@@ -771,41 +655,81 @@ ui.input.addEventListener('keydown', (event) => {
     ui.composer.requestSubmit()
   }
 })
-ui.stop.addEventListener('click', stopStreaming)
 ui.input.addEventListener('input', () => {
   ui.input.style.height = 'auto'
   ui.input.style.height = `${Math.min(ui.input.scrollHeight + 2, 200)}px`
 })
-document.addEventListener('keydown', (event) => {
-  if (event.key === 'Escape' && state.streaming && !ui.dialog.open) void stopStreaming()
-})
-ui.retryButton.addEventListener('click', () => {
-  if (state.lastSent) void sendMessage(state.lastSent)
-})
+ui.stop.addEventListener('click', stopStreaming)
+ui.retryButton.addEventListener('click', () => void retrySend())
+ui.regenerate.addEventListener('click', () => void retrySend())
 ui.dismissError.addEventListener('click', hideError)
+ui.optionsToggle.addEventListener('click', () => {
+  const open = ui.sendOptions.hidden
+  ui.sendOptions.hidden = !open
+  ui.optionsToggle.setAttribute('aria-expanded', String(open))
+})
 ui.deleteSession.addEventListener('click', () => {
   const session = currentSession()
   if (session) confirmDelete(session)
 })
+ui.rename.addEventListener('click', renameSession)
+ui.exportLink.addEventListener('click', () => {
+  const session = currentSession()
+  if (!session) return
+  // The server names the file (Content-Disposition: attachment).
+  const link = el('a')
+  link.href = sessionPath(session.id, '/export')
+  link.download = ''
+  document.body.append(link)
+  link.click()
+  link.remove()
+})
+ui.fork.addEventListener('click', () => void forkSession(undefined))
 ui.confirmCancel.addEventListener('click', () => ui.dialog.close())
 ui.confirmDelete.addEventListener('click', deleteConfirmed)
-setInterval(() => {
-  if (!state.streaming && state.sessions.length > 0) renderSessionList()
-}, 30_000)
+ui.shortcutsClose.addEventListener('click', () => ui.shortcuts.close())
+let searchTimer = 0
+ui.search.addEventListener('input', () => {
+  clearTimeout(searchTimer)
+  searchTimer = setTimeout(() => {
+    state.filters.q = ui.search.value
+    state.sessions = []
+    void loadSessions().catch(() => undefined)
+  }, 200)
+})
+ui.stateFilter.addEventListener('change', () => {
+  clearTimeout(searchTimer)
+  state.filters.q = ui.search.value
+  state.filters.state = ui.stateFilter.value
+  state.sessions = []
+  void loadSessions().catch(() => undefined)
+})
+window.addEventListener('hashchange', () => {
+  const id = idFromHash(location.hash)
+  if (id !== undefined && id !== state.currentId) void selectSession(id, { fromHash: true })
+})
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible') void sync()
+})
+setInterval(() => void sync(), SYNC_INTERVAL_MS)
 
 async function start() {
+  if (isNarrow()) ui.newSessionBox.open = false
   try {
-    const { providers, storage } = await api('GET', '/api/providers')
+    const { providers, storage, features } = await api('GET', '/api/providers')
     state.providers = providers
+    state.features = features ?? state.features
     renderProviders()
     ui.storageInfo.replaceChildren(
       el('span', 'storage-kind', storage.kind),
-      el('span', 'mono', storage.location),
+      el('span', 'mono storage-location', storage.location),
     )
+    ui.storageInfo.title = storage.location
     await loadSessions()
-    const fromHash = decodeURIComponent(location.hash.slice(1))
-    const initial = state.sessions.find((session) => session.id === fromHash) ?? state.sessions[0]
-    await selectSession(initial?.id)
+    // A link to a session opens it even when it is not among the first sessions listed; a malformed
+    // hash opens the newest session instead of breaking the page.
+    const fromHash = idFromHash(location.hash)
+    await selectSession(fromHash ?? state.sessions[0]?.id, { fromHash: fromHash !== undefined })
     document.body.dataset.ready = 'true'
   } catch (error) {
     showError(

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { allowedHostsFor, checkRequestOrigin, isLoopback } from './check-request-origin.js'
+import {
+  allowedHostsFor,
+  checkRequestOrigin,
+  exposureWarning,
+  isLoopback,
+  parseAllowedHosts,
+} from './check-request-origin.js'
 
 describe('checkRequestOrigin', () => {
   const allowed = allowedHostsFor('127.0.0.1', 4173)
@@ -52,5 +58,35 @@ describe('checkRequestOrigin', () => {
     expect(isLoopback('127.0.0.1')).toBe(true)
     expect(isLoopback('127.1.2.3')).toBe(true)
     expect(isLoopback('0.0.0.0')).toBe(false)
+  })
+
+  it('admits the extra hosts of ALLOWED_HOSTS: a bare name on any port, name:port exactly', () => {
+    const extended = new Set([
+      ...allowed,
+      ...parseAllowedHosts(' Tunnel.example , fwd.example:8080,[fd00::1] '),
+    ])
+    expect(parseAllowedHosts('tunnel.example,fwd.example:8080')).toEqual([
+      'tunnel.example:*',
+      'fwd.example:8080',
+    ])
+    expect(checkRequestOrigin({ host: 'tunnel.example:9999' }, extended)).toBeUndefined()
+    expect(checkRequestOrigin({ host: 'tunnel.example' }, extended)).toBeUndefined()
+    expect(
+      checkRequestOrigin({ host: 'tunnel.example:9999', origin: 'http://tunnel.example:9999' }, extended),
+    ).toBeUndefined()
+    expect(checkRequestOrigin({ host: 'fwd.example:8080' }, extended)).toBeUndefined()
+    expect(checkRequestOrigin({ host: 'fwd.example:8081' }, extended)).toBe('foreign Host header')
+    expect(checkRequestOrigin({ host: '[fd00::1]:3000' }, extended)).toBeUndefined()
+    expect(checkRequestOrigin({ host: 'evil.tunnel.example:9999' }, extended)).toBe('foreign Host header')
+    expect(parseAllowedHosts(undefined)).toEqual([])
+  })
+
+  it('warns at start-up only for addresses other machines can reach', () => {
+    expect(exposureWarning('127.0.0.2')).toBeUndefined()
+    expect(exposureWarning('127.0.0.1')).toBeUndefined()
+    expect(exposureWarning('::1')).toBeUndefined()
+    expect(exposureWarning('localhost')).toBeUndefined()
+    expect(exposureWarning('0.0.0.0')).toContain('not loopback')
+    expect(exposureWarning('192.168.1.20')).toContain('no authentication')
   })
 })

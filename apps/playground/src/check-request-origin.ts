@@ -38,6 +38,35 @@ function localAddresses(): string[] {
   return [...addresses, hostname()]
 }
 
+/**
+ * The allow-list entries of `ALLOWED_HOSTS` (comma-separated): `name:port` admits that `Host`
+ * exactly; a bare `name` admits it on any port (`name:*`), as a tunnel or port forward may use
+ * another local port than the server's.
+ */
+export function parseAllowedHosts(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter((entry) => entry !== '')
+    .map((entry) => (/^(\[[^\]]+\]|[^:]+):\d+$/.test(entry) ? entry : `${bracket(entry)}:*`))
+}
+
+/** Whether a `Host` value (or an Origin's host) is in the allow-list; `name:*` entries match any port. */
+export function isAllowedHost(host: string, allowedHosts: ReadonlySet<string>): boolean {
+  if (allowedHosts.has(host)) return true
+  const name = /^(\[[^\]]+\]|[^:]+)(?::\d+)?$/.exec(host)?.[1]
+  return name !== undefined && allowedHosts.has(`${name}:*`)
+}
+
+/**
+ * The start-up warning for a bind address that other machines can reach (the playground has no
+ * login), or `undefined` for loopback addresses — all of `127.0.0.0/8`, `::1`, `localhost`.
+ */
+export function exposureWarning(host: string): string | undefined {
+  if (isLoopback(host)) return undefined
+  return `HOST=${host} is not loopback; the playground has no authentication.`
+}
+
 /** Whether a bind address is loopback only. */
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host)
@@ -54,7 +83,7 @@ export function checkRequestOrigin(
   allowedHosts: ReadonlySet<string>,
 ): string | undefined {
   const host = headers.host?.toLowerCase()
-  if (host === undefined || !allowedHosts.has(host)) return 'foreign Host header'
+  if (host === undefined || !isAllowedHost(host, allowedHosts)) return 'foreign Host header'
   const origin = headers.origin
   if (origin !== undefined) {
     if (origin === 'null') return 'opaque Origin'
@@ -64,7 +93,7 @@ export function checkRequestOrigin(
     } catch {
       return 'malformed Origin header'
     }
-    if (parsed.protocol !== 'http:' || !allowedHosts.has(parsed.host.toLowerCase()))
+    if (parsed.protocol !== 'http:' || !isAllowedHost(parsed.host.toLowerCase(), allowedHosts))
       return 'cross-origin request'
   }
   const site = headers['sec-fetch-site']

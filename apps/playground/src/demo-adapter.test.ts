@@ -1,24 +1,18 @@
-import type { AdapterMessage, AnyMessage, ContentBlock } from '@agentx/core'
+import type { AdapterMessage, ContentBlock } from '@agentx/core'
 import { InMemoryPersister, createAgent, isAdapterError } from '@agentx/core'
 import { describe, expect, it } from 'vitest'
-import { DemoAdapter } from './demo-adapter.js'
+import {
+  DEMO_COMPACT_INPUT_TOKENS,
+  DEMO_JSON_OUTPUT,
+  DEMO_RETRY_OPTIONS,
+  DemoAdapter,
+} from './demo-adapter.js'
 import { createDemoTools } from './demo-tools.js'
 
 async function collect(stream: AsyncIterable<AdapterMessage>): Promise<AdapterMessage[]> {
   const events: AdapterMessage[] = []
   for await (const event of stream) events.push(event)
   return events
-}
-
-function user(text: string, seq = 0): AnyMessage {
-  return {
-    id: `m${seq}`,
-    sessionId: 's',
-    seq,
-    type: 'user',
-    content: text,
-    timestamp: new Date(0).toISOString(),
-  }
 }
 
 describe('DemoAdapter', () => {
@@ -62,22 +56,71 @@ describe('DemoAdapter', () => {
     expect(content.map((block) => block.type)).toEqual(['thinking', 'text'])
   })
 
-  it('fails /error with a retryable rate_limit error, and succeeds when the same text is sent again', async () => {
-    const error = await collect(adapter.stream('/error', { model: 'm', history: [] })).catch(
-      (caught: unknown) => caught,
-    )
-    expect(isAdapterError(error) && [error.kind, error.retryable, error.status, error.provider]).toEqual([
+  it('fails /error with a retryable rate_limit error every time, and succeeds for a request marked as a retry', async () => {
+    const attempt = (text: string) =>
+      collect(adapter.stream(text, { model: 'm', history: [] })).catch((caught: unknown) => caught)
+    const first = await attempt('/error')
+    expect(isAdapterError(first) && [first.kind, first.retryable, first.status, first.provider]).toEqual([
       'rate_limit',
       true,
       429,
       'demo',
     ])
-    const auth = await collect(adapter.stream('/error auth', { model: 'm', history: [] })).catch(
-      (caught: unknown) => caught,
-    )
+    // The agent's automatic retries fail too, so the error reaches the user.
+    expect(isAdapterError(await attempt('/error'))).toBe(true)
+    const auth = await attempt('/error auth')
     expect(isAdapterError(auth) && [auth.kind, auth.retryable]).toEqual(['authentication', false])
-    const retried = await collect(adapter.stream('/error', { model: 'm', history: [user('/error')] }))
+    const retried = await collect(
+      adapter.stream('/error', { model: 'm', history: [], providerOptions: DEMO_RETRY_OPTIONS }),
+    )
     expect(retried.at(-1)).toMatchObject({ type: 'message', stopReason: 'end_turn' })
+  })
+
+  it('scripts the tour commands: approval, question, handoff, delegation, JSON and a full context', async () => {
+    const tools = ['deploy_service', 'ask_user', 'transfer_to_billing', 'researcher', 'get_time'].map(
+      (name) => ({
+        name,
+        description: name,
+        inputSchema: { type: 'object' },
+      }),
+    )
+    const callOf = async (text: string, systemPrompt?: string) => {
+      const events = await collect(
+        adapter.stream(text, {
+          model: 'm',
+          history: [],
+          tools,
+          ...(systemPrompt === undefined ? {} : { systemPrompt }),
+        }),
+      )
+      return events.find((event) => event.type === 'tool-call') as
+        | { name: string; input: Record<string, unknown> }
+        | undefined
+    }
+    expect(await callOf('/approve')).toMatchObject({
+      name: 'deploy_service',
+      input: { environment: 'production' },
+    })
+    expect(await callOf('/ask')).toMatchObject({ name: 'ask_user', input: { question: expect.any(String) } })
+    expect(await callOf('/handoff')).toMatchObject({ name: 'transfer_to_billing' })
+    expect(await callOf('/delegate')).toMatchObject({
+      name: 'researcher',
+      input: { task: expect.any(String) },
+    })
+    expect(await callOf('/tool')).toMatchObject({ name: 'get_time' })
+    const json = await collect(adapter.stream('/json', { model: 'm', history: [] }))
+    const text = json
+      .filter((event) => event.type === 'text-delta')
+      .map((event) => event.text)
+      .join('')
+    expect(JSON.parse(text)).toEqual(DEMO_JSON_OUTPUT)
+    const compact = await collect(adapter.stream('/compact', { model: 'm', history: [], tools }))
+    expect(compact.find((event) => event.type === 'usage')).toMatchObject({
+      usage: { inputTokens: DEMO_COMPACT_INPUT_TOKENS },
+    })
+    // Without the tool, the command says so instead of calling a tool the agent lacks.
+    const bare = await collect(adapter.stream('/approve', { model: 'm', history: [] }))
+    expect(bare.some((event) => event.type === 'tool-call')).toBe(false)
   })
 
   it('ends with an aborted AdapterError and yields nothing more once its signal aborts', async () => {

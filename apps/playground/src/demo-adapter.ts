@@ -23,17 +23,34 @@ export interface DemoAdapterOptions {
 }
 
 /**
+ * The provider options that mark a request as a retry of a failed send: the playground's retry
+ * route sends them, and the demo's `/error` then succeeds (every other request with `/error` fails,
+ * the agent's automatic retries included).
+ */
+export const DEMO_RETRY_OPTIONS: Record<string, unknown> = { demo: { retry: true } }
+
+/** The input tokens `/compact` reports, so that a compaction threshold below it is crossed. */
+export const DEMO_COMPACT_INPUT_TOKENS = 150_000
+
+/**
  * An offline {@link AgentAdapter} that streams scripted, friendly replies word by word, so every
  * feature of the playground can be tried without an API key. What it does depends on the message:
  *
- * - asks for the time (`time`, `clock`, `date`) → calls the `get_time` tool;
- * - contains a calculation (`12 * (3 + 4)`) → calls the `calculator` tool;
- * - `think`, `why`, `explain` → streams thinking before the answer;
- * - `long`, `story` → a long reply (to try the stop button);
- * - `/error` → fails with a `rate_limit` error (`/error server`, `/error auth`, `/error stream` for
- *   other failures); sending the same message again right after succeeds, so retry can be tried.
+ * - `/tool` or a question about the time → calls `get_time`; a calculation → `calculator`;
+ * - `/approve` → calls `deploy_service`, a tool that needs the user's approval;
+ * - `/ask` → calls `ask_user`, a client tool the user answers in the browser;
+ * - `/handoff` → calls `transfer_to_billing` (or back, `transfer_to_default`);
+ * - `/delegate` → calls the `researcher` agent tool, which runs in a child session;
+ * - `/long` (or `long`, `story`) → a long reply, to try Stop;
+ * - `/json` → a JSON object (structured output);
+ * - `/error` → a retryable `rate_limit` error (`/error server`, `/error auth`, `/error stream` for
+ *   other failures); a retry marked with {@link DEMO_RETRY_OPTIONS} succeeds;
+ * - `/compact` → reports a context of {@link DEMO_COMPACT_INPUT_TOKENS} input tokens, so an agent
+ *   with compaction summarises before its next request;
+ * - `think`, `why`, `explain` → thinking before the answer.
  *
- * It honours the abort signal and reports usage (estimated: about four characters a token).
+ * Which persona answers follows the profile's system prompt (`billing`, `researcher`). It honours
+ * the abort signal and reports usage (estimated: about four characters a token).
  */
 export class DemoAdapter implements AgentAdapter {
   readonly specificationVersion = 'v1' as const
@@ -56,7 +73,7 @@ export class DemoAdapter implements AgentAdapter {
   ): AsyncGenerator<AdapterMessage> {
     const signal = options.signal
     this.#throwIfAborted(signal)
-    const reply = planReply(prompt, options.history)
+    const reply = planReply(prompt, options)
     const outputParts: string[] = []
     try {
       if (reply.thinking !== undefined) {
@@ -84,7 +101,12 @@ export class DemoAdapter implements AgentAdapter {
         yield { type: 'tool-call', id, name, input }
         content.push({ ...reply.toolCall })
       }
-      yield { type: 'usage', usage: estimateUsage(prompt, options, outputParts.join('')) }
+      const usage = estimateUsage(prompt, options, outputParts.join(''))
+      if (reply.inputTokens !== undefined) {
+        usage.inputTokens = reply.inputTokens
+        usage.totalTokens = usage.inputTokens + usage.outputTokens
+      }
+      yield { type: 'usage', usage }
       yield { type: 'message', content, stopReason: reply.toolCall === undefined ? 'end_turn' : 'tool_use' }
     } catch (error) {
       if (signal?.aborted && !(isAdapterError(error) && error.kind === 'aborted')) throw this.#aborted(signal)
@@ -132,6 +154,8 @@ interface PlannedReply {
   toolCall?: ToolUseBlock
   /** Thrown after `text` was streamed. */
   error?: AdapterError
+  /** Reported instead of the estimate (`/compact`). */
+  inputTokens?: number
 }
 
 const LONG_STORY =
@@ -143,18 +167,58 @@ const LONG_STORY =
   'It spoke to Claude, to OpenAI, to Gemini and to a little offline demo, and it stored its memories in SQLite or PostgreSQL. ' +
   'And every night, the contract tests checked that nothing had been lost. The end — or press stop any time to cut this story short.'
 
-function planReply(prompt: string | ContentBlock[], history: readonly AnyMessage[]): PlannedReply {
+const HELP =
+  'I am the **offline demo provider** of the AgentX playground: my replies are scripted and no model is called. Try:\n\n' +
+  '- `/tool` — a tool call (or ask *what time is it*, or to compute `12 * (3 + 4)`)\n' +
+  '- `/approve` — a tool that waits for your approval\n' +
+  '- `/ask` — a question for you, answered in the browser (a client tool)\n' +
+  '- `/handoff` — hand the conversation to the billing agent (and back)\n' +
+  '- `/delegate` — a sub-agent working in a child session\n' +
+  '- `/long` — a long reply to stop half way\n' +
+  '- `/json` — structured output\n' +
+  '- `/error` — a provider error, then Retry\n' +
+  '- `/compact` — fill the context so compaction runs\n' +
+  '- *why is the sky blue?* — thinking you can unfold'
+
+/** The demo's structured output: what `/json` answers. */
+export const DEMO_JSON_OUTPUT: { city: string; temperatureC: number; conditions: string; advice: string[] } =
+  {
+    city: 'Paris',
+    temperatureC: 21,
+    conditions: 'sunny',
+    advice: ['wear sunglasses', 'drink water'],
+  }
+
+function planReply(prompt: string | ContentBlock[], options: AdapterStreamOptions): PlannedReply {
+  const history = options.history
+  const persona = personaOf(options.systemPrompt)
+  const tools = new Set((options.tools ?? []).map((tool) => tool.name))
   if (Array.isArray(prompt) && prompt.some((block) => block.type === 'tool_result')) {
     return answerToolResults(
       prompt.filter((block): block is ToolResultBlock => block.type === 'tool_result'),
       history,
+      persona,
     )
   }
   const text = textOf(prompt).trim()
   const lower = text.toLowerCase()
+  if (persona === 'researcher') return research(text)
 
-  const errorMatch = /\/error(?:\s+(auth|server|stream))?/i.exec(text)
-  if (errorMatch !== null && !isRetryOf(text, history)) return plannedError(errorMatch[1]?.toLowerCase())
+  const errorMatch = /^\/error(?:\s+(auth|server|stream))?\b/i.exec(text)
+  if (errorMatch !== null) {
+    const demoOptions = options.providerOptions?.demo as { retry?: unknown } | undefined
+    if (demoOptions?.retry !== true) return plannedError(errorMatch[1]?.toLowerCase())
+    return {
+      text: 'This time the request went through: the retry worked. The failed attempt is kept in the history.',
+    }
+  }
+
+  const command = /^\/([a-z]+)\b\s*(.*)$/is.exec(text)
+  if (command !== null) {
+    const [, name = '', rest = ''] = command
+    const planned = planCommand(name.toLowerCase(), rest.trim(), tools, persona)
+    if (planned !== undefined) return planned
+  }
 
   const thinking = /\b(think|thinking|why|explain|reason)\b/i.test(text)
     ? `The user wrote "${excerpt(text)}". I am the offline demo, so I cannot really reason, but I can show what ` +
@@ -172,15 +236,7 @@ function planReply(prompt: string | ContentBlock[], history: readonly AnyMessage
   }
   if (/\b(time|clock|date|today)\b/.test(lower)) {
     const zone = /\b([A-Z][A-Za-z_]+\/[A-Z][A-Za-z_]+(?:\/[A-Z][A-Za-z_]+)?)\b/.exec(text)?.[1]
-    return withThinking({
-      text: 'Let me check the clock with the `get_time` tool.',
-      toolCall: {
-        type: 'tool_use',
-        id: toolCallId(),
-        name: 'get_time',
-        input: zone === undefined ? {} : { timeZone: zone },
-      },
-    })
+    return withThinking(clockCall(zone))
   }
   if (/\b(long|story)\b/.test(lower)) return withThinking({ text: LONG_STORY })
   if (thinking !== undefined) {
@@ -190,34 +246,167 @@ function planReply(prompt: string | ContentBlock[], history: readonly AnyMessage
         'With a real provider such as Claude or Gemini, the model’s own reasoning appears there.',
     })
   }
-  if (/^(hi|hello|hey|hallo|bonjour|good (morning|afternoon|evening))\b/.test(lower)) {
+  if (/\bsummar(y|ise|ize)\b/.test(lower) && history.length > 0) {
     return {
-      text:
-        'Hello! I am the **offline demo provider** of the AgentX playground: my replies are scripted and no model is called. ' +
-        'Try asking me *what time is it*, to compute `12 * (3 + 4)`, to *think* about something, to tell a *long story* ' +
-        '(and press Stop), or send `/error` to see how failures and retries look.',
+      text: `Summary of the earlier conversation: ${history.length} messages, scripted by the offline demo; nothing in them needs remembering.`,
     }
   }
+  if (persona === 'billing') {
+    return {
+      text:
+        `Billing agent here. You said: “${excerpt(text)}”. Your (pretend) plan is **Team**, next invoice on the 1st. ` +
+        'Send `/handoff` to go back to the demo assistant.',
+    }
+  }
+  if (/^(hi|hello|hey|hallo|bonjour|good (morning|afternoon|evening))\b/.test(lower)) return { text: HELP }
   return {
     text:
-      `You said: “${excerpt(text)}”. I am the offline demo, so I can only echo and play a few tricks:\n\n` +
-      '- ask for the **time** to see a tool call\n' +
-      '- send a calculation such as `2 ^ 10 - 24`\n' +
-      '- ask me to **think** or to tell a **long story**\n' +
-      '- send `/error` to try the error and retry flow\n\n' +
+      `You said: “${excerpt(text)}”. I am the offline demo, so I can only echo and play a few tricks.\n\n${HELP}\n\n` +
       'Add `ANTHROPIC_API_KEY`, `OPENAI_API_KEY` or `GEMINI_API_KEY` to the environment to talk to a real model.',
   }
 }
 
-function answerToolResults(results: ToolResultBlock[], history: readonly AnyMessage[]): PlannedReply {
+function planCommand(
+  name: string,
+  rest: string,
+  tools: ReadonlySet<string>,
+  persona: Persona,
+): PlannedReply | undefined {
+  const missing = (tool: string): PlannedReply => ({
+    text: `This agent has no \`${tool}\` tool, so I cannot show that here. The demo provider of the playground has it.`,
+  })
+  switch (name) {
+    case 'help':
+      return { text: HELP }
+    case 'tool':
+      return clockCall(/^[A-Z][A-Za-z_]+\/[A-Za-z_/]+$/.test(rest) ? rest : undefined)
+    case 'approve':
+      if (!tools.has('deploy_service')) return missing('deploy_service')
+      return {
+        text: 'I will deploy the web service to production. That needs your approval first.',
+        toolCall: {
+          type: 'tool_use',
+          id: toolCallId(),
+          name: 'deploy_service',
+          input: { service: rest === '' ? 'web' : rest.split(/\s+/)[0], environment: 'production' },
+        },
+      }
+    case 'ask':
+      if (!tools.has('ask_user')) return missing('ask_user')
+      return {
+        text: 'I need one detail from you first.',
+        toolCall: {
+          type: 'tool_use',
+          id: toolCallId(),
+          name: 'ask_user',
+          input: { question: rest === '' ? 'Which city should I check the weather for?' : rest },
+        },
+      }
+    case 'handoff': {
+      const target = persona === 'billing' ? 'default' : 'billing'
+      const tool = `transfer_to_${target}`
+      if (!tools.has(tool)) return missing(tool)
+      return {
+        text:
+          target === 'billing'
+            ? 'That is a billing question: I am handing you over to the billing agent.'
+            : 'Handing you back to the demo assistant.',
+        toolCall: { type: 'tool_use', id: toolCallId(), name: tool, input: {} },
+      }
+    }
+    case 'delegate':
+      if (!tools.has('researcher')) return missing('researcher')
+      return {
+        text: 'I will ask the researcher sub-agent; it works in a child session of its own.',
+        toolCall: {
+          type: 'tool_use',
+          id: toolCallId(),
+          name: 'researcher',
+          input: { task: rest === '' ? 'Find three facts about persisted agent sessions.' : rest },
+        },
+      }
+    case 'long':
+      return { text: LONG_STORY }
+    case 'json':
+      return { text: JSON.stringify(DEMO_JSON_OUTPUT, null, 2) }
+    case 'compact':
+      return {
+        text:
+          `Pretend the context is now full: this reply reports ${DEMO_COMPACT_INPUT_TOKENS.toLocaleString('en')} input tokens. ` +
+          'Before my next request, an agent with compaction summarises the earlier messages.',
+        toolCall: { type: 'tool_use', id: toolCallId(), name: 'get_time', input: {} },
+        inputTokens: DEMO_COMPACT_INPUT_TOKENS,
+      }
+    default:
+      return undefined
+  }
+}
+
+function clockCall(zone: string | undefined): PlannedReply {
+  return {
+    text: 'Let me check the clock with the `get_time` tool.',
+    toolCall: {
+      type: 'tool_use',
+      id: toolCallId(),
+      name: 'get_time',
+      input: zone === undefined ? {} : { timeZone: zone },
+    },
+  }
+}
+
+function research(task: string): PlannedReply {
+  return {
+    text:
+      `Findings on “${excerpt(task)}”:\n\n` +
+      '1. Every message is persisted before it is shown.\n' +
+      '2. A crashed send is found `interrupted` and can be retried.\n' +
+      '3. Child sessions like this one are stored too, with their parent’s id.',
+  }
+}
+
+type Persona = 'default' | 'billing' | 'researcher'
+
+function personaOf(systemPrompt: string | undefined): Persona {
+  if (systemPrompt?.startsWith('You are the billing agent of the AgentX demo')) return 'billing'
+  if (systemPrompt?.startsWith('You are the researcher sub-agent of the AgentX demo')) return 'researcher'
+  return 'default'
+}
+
+function answerToolResults(
+  results: ToolResultBlock[],
+  history: readonly AnyMessage[],
+  persona: Persona,
+): PlannedReply {
   const calls = new Map<string, ToolUseBlock>()
   for (const message of history) {
     if (!Array.isArray(message.content)) continue
     for (const block of message.content) if (block.type === 'tool_use') calls.set(block.id, block)
   }
+  let closing = ' Anything else I can pretend to help with?'
   const sentences = results.map((result) => {
     const call = calls.get(result.toolUseId)
     const raw = typeof result.content === 'string' ? result.content : textOf(result.content)
+    if (call?.name.startsWith('transfer_to_')) {
+      closing = ''
+      return persona === 'billing'
+        ? 'Hi, this is the **billing agent**. I can help with invoices, plans and refunds. Send `/handoff` to go back.'
+        : 'Hello again, the **demo assistant** here. Send `/handoff` to talk to billing.'
+    }
+    if (call?.name === 'deploy_service') {
+      const value = parseJson(raw)
+      if (result.isError) return `The deployment did not happen: ${raw}`
+      if (isRecord(value)) {
+        return `Deployed **${String(value.service)}** to **${String(value.environment)}** (version ${String(value.version)}).`
+      }
+    }
+    if (call?.name === 'ask_user') {
+      return result.isError ? `I got no answer (${raw}).` : `Thanks! You answered “${excerpt(raw)}”.`
+    }
+    if (call?.name === 'researcher') {
+      return result.isError
+        ? `The researcher failed: ${raw}`
+        : `The researcher sub-agent reports:\n\n${raw}\n\n`
+    }
     if (result.isError) return `The ${call?.name ?? 'tool'} tool failed: ${raw}`
     const value = parseJson(raw)
     if (call?.name === 'calculator' && isRecord(value) && typeof value.result === 'number') {
@@ -228,11 +417,11 @@ function answerToolResults(results: ToolResultBlock[], history: readonly AnyMess
     }
     return `The ${call?.name ?? 'tool'} tool answered: ${raw}`
   })
-  return { text: `${sentences.join(' ')} Anything else I can pretend to help with?` }
+  return { text: `${sentences.join(' ')}${closing}`.trim() }
 }
 
 function plannedError(variant: string | undefined): PlannedReply {
-  const hint = ' (demo error — press Retry; the same message succeeds the second time)'
+  const hint = ' (demo error — press Retry: the retry succeeds)'
   if (variant === 'auth') {
     return {
       text: '',
@@ -270,17 +459,6 @@ function plannedError(variant: string | undefined): PlannedReply {
       status: 429,
     }),
   }
-}
-
-/**
- * A retry is the same text sent again right after it failed: the history then ends with it,
- * possibly followed by the partial reply the failure left (`incomplete`).
- */
-function isRetryOf(text: string, history: readonly AnyMessage[]): boolean {
-  let index = history.length - 1
-  while (index >= 0 && history[index]?.type === 'agent' && history[index]?.incomplete === true) index--
-  const last = history[index]
-  return last !== undefined && last.type === 'user' && textOf(last.content).trim() === text
 }
 
 /** The first arithmetic expression in `text` with at least one binary operator, e.g. `12 * (3 + 4)`. */

@@ -60,3 +60,52 @@ export function createDemoTools(now: () => Date = () => new Date()): Tool[] {
   }
   return [getTime as Tool, calculator as Tool]
 }
+
+/** Input of the demo {@link createDemoHumanTools} `deploy_service` tool. */
+export interface DeployInput {
+  service: string
+  environment: string
+}
+
+/** Input of the demo {@link createDemoHumanTools} `ask_user` tool. */
+export interface AskUserInput {
+  question: string
+}
+
+/**
+ * The demo agent's tools that involve the person at the keyboard (DESIGN §10.1):
+ * `deploy_service` needs an approval before it runs (it only pretends to deploy), and `ask_user`
+ * is a client tool — it has no `execute`, the browser answers it with what the user typed.
+ */
+export function createDemoHumanTools(): Tool[] {
+  const deploy: Tool<DeployInput> = {
+    name: 'deploy_service',
+    description: 'Deploys a service to an environment. Needs the user’s approval.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        service: { type: 'string' },
+        environment: { type: 'string', enum: ['staging', 'production'] },
+      },
+      required: ['service', 'environment'],
+      additionalProperties: false,
+    },
+    needsApproval: true,
+    execute(input) {
+      const service = typeof input?.service === 'string' ? input.service : 'service'
+      const environment = typeof input?.environment === 'string' ? input.environment : 'staging'
+      return { deployed: true, service, environment, version: '1.4.2' }
+    },
+  }
+  const askUser: Tool<AskUserInput> = {
+    name: 'ask_user',
+    description: 'Asks the user a question and waits for the answer.',
+    inputSchema: {
+      type: 'object',
+      properties: { question: { type: 'string' } },
+      required: ['question'],
+      additionalProperties: false,
+    },
+  }
+  return [deploy as Tool, askUser as Tool]
+}

@@ -1,6 +1,7 @@
+import { DEFAULT_CLAUDE_MODEL as CLAUDE_ADAPTER_DEFAULT } from '@agentx/adapter-claude'
 import { ScriptedAdapter } from '@agentx/core/testing'
 import { describe, expect, it } from 'vitest'
-import { loadProviders, redact, secretsOf } from './load-providers.js'
+import { DEFAULT_CLAUDE_MODEL, loadProviders, redact, secretsOf } from './load-providers.js'
 import { toProviderInfo } from './playground-provider.js'
 
 describe('loadProviders', () => {
@@ -10,7 +11,14 @@ describe('loadProviders', () => {
     expect(providers.map((provider) => [provider.id, provider.offline, provider.adapter?.getName()])).toEqual(
       [['demo', true, 'demo']],
     )
-    expect(providers[0]?.tools?.map((tool) => tool.name)).toEqual(['get_time', 'calculator'])
+    expect(providers[0]?.tools?.map((tool) => tool.name)).toEqual([
+      'get_time',
+      'calculator',
+      'deploy_service',
+      'ask_user',
+      'researcher',
+    ])
+    expect(Object.keys(providers[0]?.agents ?? {})).toEqual(['default', 'billing', 'researcher'])
     expect(imported).toEqual([])
   })
 
@@ -121,5 +129,18 @@ describe('loadProviders', () => {
     expect(redact('connect to postgres://user:p%40ss-word@db:5432/agentx failed; p@ss-word', secrets)).toBe(
       'connect to [redacted] failed; [redacted]',
     )
+  })
+
+  it('offers the Claude adapter’s own default model first, not a deprecated one', async () => {
+    expect(DEFAULT_CLAUDE_MODEL).toBe(CLAUDE_ADAPTER_DEFAULT)
+    const providers = await loadProviders(
+      { ANTHROPIC_API_KEY: 'key' },
+      {
+        importModule: async () => ({
+          createClaudeAdapter: () => new ScriptedAdapter([], { name: 'claude' }),
+        }),
+      },
+    )
+    expect(providers.find((provider) => provider.id === 'claude')?.models[0]).toBe(CLAUDE_ADAPTER_DEFAULT)
   })
 })

@@ -1,8 +1,15 @@
-import type { AgentAdapter } from '@agentx/core'
+import type { AgentAdapter, RetryOptions } from '@agentx/core'
 import { redactSecrets } from '@agentx/core/provider'
-import { createDemoAdapter, DEMO_MODELS } from './demo-adapter.js'
+import { createDemoAdapter, DEMO_MODELS, DEMO_RETRY_OPTIONS } from './demo-adapter.js'
+import { createDemoAgentSetup } from './demo-agents.js'
 import { createDemoTools } from './demo-tools.js'
 import type { PlaygroundProvider } from './playground-provider.js'
+
+/** The demo agent's retry policy: one quick retry, so `/error` shows a retry notice without a long wait. */
+export const DEMO_RETRY: RetryOptions = { maxRetries: 1, initialDelayMs: 300, maxDelayMs: 2000 }
+
+/** The first model offered for Claude: the Claude adapter's own default (a current model). */
+export const DEFAULT_CLAUDE_MODEL = 'claude-sonnet-5-5'
 
 /** The environment variables the playground reads (a subset of `process.env`). */
 export type PlaygroundEnv = Readonly<Record<string, string | undefined>>
@@ -68,14 +75,20 @@ export async function loadProviders(
   options: LoadProvidersOptions = {},
 ): Promise<PlaygroundProvider[]> {
   const importModule = options.importModule ?? ((specifier: string) => import(specifier))
+  const demoSetup = createDemoAgentSetup()
   const demo: PlaygroundProvider = {
     id: 'demo',
     label: 'Demo (offline)',
     offline: true,
     models: [...DEMO_MODELS],
     adapter: createDemoAdapter(options.demoDelayMs === undefined ? {} : { delayMs: options.demoDelayMs }),
-    tools: createDemoTools(),
-    retry: { maxRetries: 1, initialDelayMs: 300, maxDelayMs: 2000 },
+    tools: demoSetup.tools,
+    agents: demoSetup.agents,
+    agentTools: demoSetup.agentTools,
+    retry: DEMO_RETRY,
+    retryProviderOptions: DEMO_RETRY_OPTIONS,
+    // Below what `/compact` reports, so the request after it is preceded by a compaction.
+    compaction: { thresholdTokens: 100_000, keepRecentMessages: 4 },
   }
   const specs: RemoteProviderSpec[] = []
   const anthropicKey = nonEmpty(env.ANTHROPIC_API_KEY)
@@ -86,7 +99,7 @@ export async function loadProviders(
       label: 'Claude (Anthropic)',
       specifier: '@agentx/adapter-claude',
       factory: 'createClaudeAdapter',
-      models: listFrom(env.ANTHROPIC_MODELS, ['claude-sonnet-5-5', 'claude-haiku-5-5', 'claude-opus-5-5']),
+      models: listFrom(env.ANTHROPIC_MODELS, [DEFAULT_CLAUDE_MODEL, 'claude-haiku-5-5', 'claude-opus-5-5']),
       options: {
         apiKey: anthropicKey,
         ...(anthropicBaseUrl === undefined ? {} : { baseURL: anthropicBaseUrl }),

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The playground's entry point: `pnpm start` at the repository root (or `node dist/main.js`).
 import type { Logger } from '@agentx/core'
+import { exposureWarning } from './check-request-origin.js'
 import { redact, secretsOf } from './load-providers.js'
 import { startPlayground } from './start-playground.js'
 
@@ -50,9 +51,9 @@ try {
       console.warn(`  ${provider.label} unavailable: ${provider.unavailableReason}`)
   }
   console.info(`  storage:   ${playground.storage.kind} (${playground.storage.location})`)
-  if (!['127.0.0.1', 'localhost', '::1'].includes(host)) {
-    console.warn(`  warning: HOST=${host} is not loopback; the playground has no authentication.`)
-  }
+  if (env.ALLOWED_HOSTS?.trim()) console.info(`  also answers to Host: ${env.ALLOWED_HOSTS.trim()}`)
+  const warning = exposureWarning(host)
+  if (warning !== undefined) console.warn(`  warning: ${warning}`)
   let stopping = false
   const stop = (signal: string): void => {
     if (stopping) process.exit(1)

@@ -1,4 +1,4 @@
-import type { AgentAdapter, RetryOptions, Tool } from '@agentx/core'
+import type { AgentAdapter, AgentProfile, RetryOptions, Tool } from '@agentx/core'
 
 /**
  * One entry of the playground's provider/model picker: an adapter with its models. The server makes
@@ -21,6 +21,23 @@ export interface PlaygroundProvider {
   tools?: Tool[]
   /** Retry policy of this provider's agent. Default is core's. */
   retry?: RetryOptions
+  /** Profiles of this provider's agent (`AgentConfig.agents`). Default is none. */
+  agents?: Record<string, AgentProfile>
+  /**
+   * `AgentConfig.compaction` for this provider's agent (DESIGN §10.4), used when `@agentx/core`
+   * knows the option; an older core runs the agent without it. Default is none.
+   */
+  compaction?: Record<string, unknown>
+  /** Provider options added to a retry of a failed send (the demo's `/error` succeeds then). Default is none. */
+  retryProviderOptions?: Record<string, unknown>
+  /** Names of the tools in {@link tools} that run a profile in a child session (`agentTool`). Default is none. */
+  agentTools?: string[]
+}
+
+/** A profile a send may pick, as the UI lists it. */
+export interface AgentInfo {
+  name: string
+  description?: string
 }
 
 /** The public, secret-free view of a {@link PlaygroundProvider}, as `GET /api/providers` answers it. */
@@ -32,6 +49,10 @@ export interface ProviderInfo {
   defaultModel: string
   available: boolean
   unavailableReason?: string
+  /** The profiles a send may pick (`default` first); empty when the agent has none. */
+  agents: AgentInfo[]
+  /** Tools that run a sub-agent in a child session. */
+  agentTools: string[]
 }
 
 /** The JSON-safe view of a provider: id, label and models only — never its adapter or key. */
@@ -43,6 +64,10 @@ export function toProviderInfo(provider: PlaygroundProvider): ProviderInfo {
     models: [...provider.models],
     defaultModel: provider.models[0] ?? '',
     available: provider.adapter !== undefined,
+    agents: Object.entries(provider.agents ?? {}).map(([name, profile]) =>
+      profile.description === undefined ? { name } : { name, description: profile.description },
+    ),
+    agentTools: [...(provider.agentTools ?? [])],
   }
   if (provider.unavailableReason !== undefined) info.unavailableReason = provider.unavailableReason
   return info

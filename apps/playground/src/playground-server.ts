@@ -1,12 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type Logger, type SessionEvent, ValidationError } from '@agentx/core'
+import { type Logger, ValidationError } from '@agentx/core'
 import { allowedHostsFor, checkRequestOrigin } from './check-request-origin.js'
 import type { PlaygroundHub } from './playground-hub.js'
 import { type PlaygroundProvider, toProviderInfo } from './playground-provider.js'
 import { readJsonBody } from './read-json-body.js'
+import { readSendBody, readSendOptions } from './read-send-body.js'
 import { serializeError, statusOf } from './serialize-error.js'
 import { serveStatic } from './serve-static.js'
+import { SESSION_STATES } from './session-states.js'
+import type { SessionRun } from './session-run.js'
 
 /** Where the playground stores its sessions, as the UI shows it (never a password). */
 export interface StorageInfo {
@@ -28,6 +31,12 @@ export interface PlaygroundServerOptions {
   port?: number
   /** Interval of SSE keep-alive comments, in ms. Default is `15000`. */
   keepAliveMs?: number
+  /**
+   * More `Host` values the server answers to (an SSH tunnel, an editor's port forward), as
+   * {@link parseAllowedHosts} makes them: `name:port`, or `name:*` for any port. Default is none:
+   * only the server's own address.
+   */
+  allowedHosts?: readonly string[]
   logger?: Logger
 }
 
@@ -41,8 +50,14 @@ export interface PlaygroundServer {
   close(): Promise<void>
 }
 
-const SESSION_PATH = /^\/api\/sessions\/([^/]+)(\/messages|\/abort)?$/
-const MAX_CONTENT_LENGTH = 100_000
+const SESSION_PATH = /^\/api\/sessions\/([^/]+)(\/messages|\/abort|\/events|\/retry|\/fork|\/export)?$/
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-store',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+  'x-content-type-options': 'nosniff',
+}
 
 /**
  * Starts the playground's HTTP server (node:http): the web UI and the JSON + SSE API of
@@ -84,58 +99,43 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     })
   }
 
-  const streamReply = async (
-    request: IncomingMessage,
-    response: ServerResponse,
-    id: string,
-  ): Promise<void> => {
-    const body = await readJsonBody(request)
-    const content = body.content
-    if (typeof content !== 'string' || content.trim() === '')
-      throw new ValidationError('content must be a non-empty string.')
-    if (content.length > MAX_CONTENT_LENGTH) {
-      throw new ValidationError(`content must be at most ${MAX_CONTENT_LENGTH} characters.`)
-    }
-    const events = await options.hub.stream(id, content)
-    const iterator = events[Symbol.asyncIterator]()
-    // The first event tells whether the send started: a busy or deleted session rejects here, as JSON.
-    const first = await iterator.next()
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-content-type-options': 'nosniff',
-    })
+  /**
+   * Streams a run's events as SSE (`id:` the event's id, `event:` its type), from after `after`
+   * (replaying kept events) or from the current point, then `event: end`. A client that goes away
+   * only stops watching: the send goes on, and `GET /api/sessions/:id/events` reattaches.
+   */
+  const streamRun = (response: ServerResponse, run: SessionRun, after: number | undefined): void => {
+    response.writeHead(200, SSE_HEADERS)
     response.flushHeaders()
     streams.add(response)
     const send = (frame: string): void => {
-      // The server may have ended the response while closing; the reply still runs to its end.
       if (!response.writableEnded) response.write(frame)
     }
-    const write = (event: SessionEvent): void => {
-      send(`event: ${event.type}\ndata: ${JSON.stringify(toWireEvent(event, secrets))}\n\n`)
-    }
-    // A client that goes away (tab closed, fetch aborted) stops its reply: nobody would see it.
-    const onClose = (): void => {
-      if (!response.writableEnded) options.hub.abort(id).catch(() => undefined)
-    }
-    response.on('close', onClose)
-    const keepAlive = setInterval(() => send(': keep-alive\n\n'), keepAliveMs)
-    try {
-      if (!first.done) write(first.value)
-      for (let next = await iterator.next(); !next.done; next = await iterator.next()) write(next.value)
-      send('event: end\ndata: {}\n\n')
-    } catch (error) {
-      send(
-        `event: error\ndata: ${JSON.stringify({ type: 'error', error: serializeError(error, secrets) })}\n\n`,
-      )
-    } finally {
+    let stopWatching: (() => void) | undefined
+    let finished = false
+    const finish = (): void => {
+      if (finished) return
+      finished = true
       clearInterval(keepAlive)
-      response.off('close', onClose)
+      stopWatching?.()
       streams.delete(response)
-      response.end()
+      response.off('close', finish)
+      if (!response.writableEnded) response.end()
     }
+    const keepAlive = setInterval(() => send(': keep-alive\n\n'), keepAliveMs)
+    response.on('close', finish)
+    stopWatching = run.subscribe(
+      {
+        entry: (entry) =>
+          send(`id: ${entry.id}\nevent: ${entry.type}\ndata: ${JSON.stringify(entry.data)}\n\n`),
+        end: () => {
+          send('event: end\ndata: {}\n\n')
+          finish()
+        },
+      },
+      after,
+    )
+    if (finished) stopWatching()
   }
 
   const handleApi = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> => {
@@ -143,14 +143,30 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     const path = url.pathname
     if (path === '/api/providers') {
       if (method !== 'GET') return notAllowed(response, 'GET')
-      return sendJson(response, 200, { providers, storage: options.storage })
+      return sendJson(response, 200, { providers, storage: options.storage, features: options.hub.features })
     }
     if (path === '/api/sessions') {
       if (method === 'GET') {
         const limit = pageParameter(url.searchParams.get('limit'), 100, 'limit')
         const offset = pageParameter(url.searchParams.get('offset'), 0, 'offset')
+        const q = url.searchParams.get('q') ?? ''
+        if (q.length > 200) throw new ValidationError('q must be at most 200 characters.')
+        const stateParameter = url.searchParams.get('state') ?? ''
+        const states =
+          stateParameter === '' ? undefined : stateParameter.split(',').map((state) => state.trim())
+        for (const state of states ?? []) {
+          if (!SESSION_STATES.includes(state as never))
+            throw new ValidationError(
+              `state must be one or more of ${SESSION_STATES.join(', ')} (comma-separated).`,
+            )
+        }
         return sendJson(response, 200, {
-          sessions: await options.hub.listSessions(Math.min(limit, 500), offset),
+          sessions: await options.hub.listSessions({
+            limit: Math.min(limit, 500),
+            offset,
+            ...(q.trim() === '' ? {} : { q }),
+            ...(states === undefined ? {} : { states: states as never }),
+          }),
         })
       }
       if (method === 'POST') {
@@ -193,9 +209,32 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
         },
       })
     switch (match[2]) {
-      case '/messages':
+      case '/messages': {
         if (method !== 'POST') return notAllowed(response, 'POST')
-        return streamReply(request, response, id)
+        const { content, options: sendOptions } = readSendBody(await readJsonBody(request))
+        return streamRun(response, await options.hub.send(id, content, sendOptions), 0)
+      }
+      case '/retry': {
+        if (method !== 'POST') return notAllowed(response, 'POST')
+        const sendOptions = readSendOptions(await readJsonBody(request))
+        return streamRun(response, await options.hub.send(id, undefined, sendOptions), 0)
+      }
+      case '/events': {
+        if (method !== 'GET') return notAllowed(response, 'GET')
+        const run = options.hub.runOf(id)
+        if (run === undefined) {
+          if (!(await options.hub.exists(id))) return notFound()
+          response.writeHead(204, { 'cache-control': 'no-store' })
+          response.end()
+          return
+        }
+        const lastEventId = url.searchParams.get('after') ?? request.headers['last-event-id']
+        const after =
+          typeof lastEventId === 'string' && lastEventId !== ''
+            ? pageParameter(lastEventId, 0, 'after')
+            : undefined
+        return streamRun(response, run, after)
+      }
       case '/abort':
         if (method !== 'POST') return notAllowed(response, 'POST')
         {
@@ -204,6 +243,31 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
             ? notFound()
             : sendJson(response, 202, { aborted: outcome === 'aborted' })
         }
+      case '/fork': {
+        if (method !== 'POST') return notAllowed(response, 'POST')
+        const body = await readJsonBody(request)
+        const throughSeq = body.throughSeq
+        if (throughSeq !== undefined && (!Number.isInteger(throughSeq) || (throughSeq as number) < 0)) {
+          throw new ValidationError('throughSeq must be a non-negative integer.')
+        }
+        const forked = await options.hub.fork(id, throughSeq as number | undefined)
+        return forked === undefined ? notFound() : sendJson(response, 201, { session: forked })
+      }
+      case '/export': {
+        if (method !== 'GET') return notAllowed(response, 'GET')
+        const exported = await options.hub.exportSession(id)
+        if (exported === undefined) return notFound()
+        const text = JSON.stringify({ exportedAt: new Date().toISOString(), ...exported }, null, 2)
+        response.writeHead(200, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(text),
+          'content-disposition': `attachment; filename="agentx-session-${id.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80)}.json"`,
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+        })
+        response.end(text)
+        return
+      }
       default: {
         if (method === 'GET') {
           const detail = await options.hub.getSession(id)
@@ -215,13 +279,43 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
           response.end()
           return
         }
-        return notAllowed(response, 'GET, DELETE')
+        if (method === 'PATCH') {
+          const body = await readJsonBody(request)
+          const changes: { summary?: string; metadata?: Record<string, unknown> } = {}
+          if (body.summary !== undefined) {
+            if (typeof body.summary !== 'string' || body.summary.length > 200)
+              throw new ValidationError('summary must be a string of at most 200 characters.')
+            changes.summary = body.summary
+          }
+          if (body.metadata !== undefined) {
+            if (typeof body.metadata !== 'object' || body.metadata === null || Array.isArray(body.metadata))
+              throw new ValidationError('metadata must be a JSON object.')
+            changes.metadata = body.metadata as Record<string, unknown>
+          }
+          const updated = await options.hub.updateSession(id, changes)
+          return updated === undefined ? notFound() : sendJson(response, 200, { session: updated })
+        }
+        return notAllowed(response, 'GET, PATCH, DELETE')
       }
     }
   }
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const url = new URL(request.url ?? '/', 'http://playground.invalid')
+    let url: URL
+    try {
+      url = new URL(request.url ?? '/', 'http://playground.invalid')
+    } catch {
+      // A request target no URL parser takes (`GET http://[`): the client's mistake, not ours.
+      request.resume()
+      return sendJson(response, 400, {
+        error: {
+          name: 'Error',
+          code: 'BAD_REQUEST',
+          message: 'The request target is not a valid URL.',
+          retryable: false,
+        },
+      })
+    }
     const isApi = url.pathname === '/api' || url.pathname.startsWith('/api/')
     // The Host check guards everything (DNS rebinding); the Origin and Sec-Fetch-Site checks guard
     // the API (a link from another site may still open the page itself).
@@ -256,6 +350,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
   })
   const port = (server.address() as AddressInfo).port
   allowedHosts = allowedHostsFor(host, port)
+  for (const entry of options.allowedHosts ?? []) allowedHosts.add(entry)
   const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
   let closing: Promise<void> | undefined
   return {
@@ -274,19 +369,6 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
       })()
       return closing
     },
-  }
-}
-
-/** A session event as the wire carries it: errors become {@link serializeError} views. */
-function toWireEvent(event: SessionEvent, secrets: readonly string[]): unknown {
-  switch (event.type) {
-    case 'retry':
-    case 'retries-exhausted':
-    case 'persist-error':
-    case 'error':
-      return { ...event, error: serializeError(event.error, secrets) }
-    default:
-      return event
   }
 }
 

@@ -21,12 +21,23 @@ export async function readJsonBody(request: IncomingMessage): Promise<Record<str
     chunks.push(chunk)
   }
   if (size === 0) return {}
-  const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
-  if (type !== 'application/json') {
+  const [mediaType = '', ...parameters] = (request.headers['content-type'] ?? '').split(';')
+  if (mediaType.trim().toLowerCase() !== 'application/json') {
     throw new AgentError(
       'The request body must be JSON (Content-Type: application/json).',
       'UNSUPPORTED_MEDIA_TYPE',
     )
+  }
+  // JSON between systems is UTF-8 (RFC 8259); a body declared otherwise would be misread, so it is refused.
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=')
+    const charset = value.trim().replace(/^"|"$/g, '').toLowerCase()
+    if (name.trim().toLowerCase() === 'charset' && charset !== 'utf-8' && charset !== 'utf8') {
+      throw new AgentError(
+        `The request body must be UTF-8 JSON; charset=${charset} is not supported.`,
+        'UNSUPPORTED_MEDIA_TYPE',
+      )
+    }
   }
   let value: unknown
   try {

@@ -16,6 +16,43 @@ export interface SessionView {
   canSend: boolean
   /** The session's system prompt, when it has one. */
   systemPrompt?: string
+  /** The agent profile that answered last (agents with profiles only). */
+  activeAgent?: string
+  /** On a sub-agent's child session: the parent session and the tool call it answers. */
+  parentSessionId?: string
+  parentToolUseId?: string
+  /** On a fork: where it was copied from. */
+  forkedFrom?: { sessionId: string; seq: number }
+  /** Why the session is in `error` (or was cut by a server stop): see {@link LastError}. */
+  lastError?: LastError
+}
+
+/** The error of a session's last failed send, stored in `metadata.lastError` so that a reload shows it. */
+export interface LastError {
+  code: string
+  message: string
+  /** Whether sending again (`retry`) may succeed. */
+  retryable: boolean
+  /** The adapter error kind, for provider errors. */
+  kind?: string
+  /** When it happened (ISO-8601). */
+  at?: string
+}
+
+/** The {@link LastError} stored in a session's metadata, if it is well-formed. */
+export function lastErrorOf(data: Pick<SessionData, 'metadata'>): LastError | undefined {
+  const value = data.metadata?.lastError
+  if (typeof value !== 'object' || value === null) return undefined
+  const record = value as Record<string, unknown>
+  if (typeof record.code !== 'string' || typeof record.message !== 'string') return undefined
+  const lastError: LastError = {
+    code: record.code,
+    message: record.message,
+    retryable: record.retryable === true,
+  }
+  if (typeof record.kind === 'string') lastError.kind = record.kind
+  if (typeof record.at === 'string') lastError.at = record.at
+  return lastError
 }
 
 /** The live fields of a session object, which win over a stored row that may lag behind. */
@@ -54,5 +91,9 @@ export function toSessionView(
     canSend,
   }
   if (data.systemPrompt !== undefined && data.systemPrompt !== '') view.systemPrompt = data.systemPrompt
+  if (data.activeAgent !== undefined) view.activeAgent = data.activeAgent
+  if (data.parentSessionId !== undefined) view.parentSessionId = data.parentSessionId
+  if (data.parentToolUseId !== undefined) view.parentToolUseId = data.parentToolUseId
+  if (data.forkedFrom !== undefined) view.forkedFrom = { ...data.forkedFrom }
   return view
 }

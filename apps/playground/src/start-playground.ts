@@ -1,4 +1,5 @@
 import type { AgentPersister, Logger, RetryOptions } from '@agentx/core'
+import { parseAllowedHosts } from './check-request-origin.js'
 import { type LoadProvidersOptions, loadProviders, type PlaygroundEnv, secretsOf } from './load-providers.js'
 import { openPersister } from './open-persister.js'
 import { PlaygroundHub } from './playground-hub.js'
@@ -7,7 +8,7 @@ import { type PlaygroundServer, type StorageInfo, startPlaygroundServer } from '
 
 /** Options of {@link startPlayground}. */
 export interface StartPlaygroundOptions {
-  /** The environment: API keys, `OPENAI_BASE_URL`, `AGENTX_PG_URL`. Default is `process.env`. */
+  /** The environment: API keys, `OPENAI_BASE_URL`, `AGENTX_PG_URL`, `ALLOWED_HOSTS`. Default is `process.env`. */
   env?: PlaygroundEnv
   /** The folder of the default SQLite store. Default is `process.cwd()`. */
   workspace?: string
@@ -58,6 +59,7 @@ export async function startPlayground(options: StartPlaygroundOptions = {}): Pro
   const hub = new PlaygroundHub({
     providers,
     persister: opened.persister,
+    secrets: secretsOf(env),
     ...(options.retry === undefined ? {} : { retry: options.retry }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   })
@@ -69,6 +71,7 @@ export async function startPlayground(options: StartPlaygroundOptions = {}): Pro
       providers,
       storage: opened.storage,
       secrets: secretsOf(env),
+      allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
       ...(options.host === undefined ? {} : { host: options.host }),
       ...(options.port === undefined ? {} : { port: options.port }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),

@@ -6,7 +6,7 @@ import { ScriptedAdapter } from '@agentx/core/testing'
 import { createSqlitePersister } from '@agentx/persister-sqlite'
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Playground, type StartPlaygroundOptions, startPlayground } from '../src/start-playground.js'
-import { api, deltaText, rawRequest, type ServerEvent, sendMessage } from './sse.js'
+import { api, deltaText, rawRequest, reattach, retrySend, type ServerEvent, sendMessage } from './sse.js'
 
 const FAST_RETRY = { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 5 }
 
@@ -172,6 +172,9 @@ describe('playground API', () => {
       'done',
       'end',
     ])
+    // Every session event carries its run-local id, so a client can resume after it.
+    const ids = reply.events.filter((event) => event.event !== 'end').map((event) => Number(event.id))
+    expect(ids).toEqual(ids.map((_, index) => index + 1))
     expect(reply.events.filter((event) => event.event === 'text-delta').length).toBeGreaterThan(5)
     const toolResult = reply.events.find((event) => event.event === 'tool-result')?.data
     expect(JSON.stringify(toolResult?.content)).toContain('"result\\":84')
@@ -304,43 +307,96 @@ describe('playground API', () => {
     ])
   })
 
-  it('aborts the reply when the client disconnects mid-stream', async () => {
-    const playground = await start({ demoDelayMs: 20 })
+  it('keeps the reply running when the client disconnects, and a reopened client reattaches to it', async () => {
+    const playground = await start({ demoDelayMs: 15 })
     const id = await createSession(playground)
-    const controller = new AbortController()
-    const response = await fetch(`${playground.url}/api/sessions/${id}/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ content: 'tell me a long story' }),
-      signal: controller.signal,
-    })
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
-    const decoder = new TextDecoder()
-    let seen = ''
-    while (!seen.includes('event: text-delta')) seen += decoder.decode((await reader.read()).value)
-    controller.abort()
-    await reader.closed.catch(() => undefined)
-    let stored = await playground.persister.getSession(id)
-    while (stored?.state === 'active') {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-      stored = await playground.persister.getSession(id)
-    }
-    expect(stored?.state).toBe('aborted')
+    // The first client goes away after a few words (a reload, a closed tab).
+    const first = await sendMessage(playground.url, id, 'tell me a long story', (event) =>
+      event.event === 'text-delta' ? 'stop' : undefined,
+    )
+    expect(first.events.some((event) => event.event === 'text-delta')).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect((await playground.persister.getSession(id))?.state).toBe('active')
+    // The reopened page reads the session: it is running, with where to replay the reply from.
+    const detail = await api(playground.url, 'GET', `/api/sessions/${id}`)
+    expect(detail.body.session.state).toBe('active')
+    expect(detail.body.running).toMatchObject({ resumeAfter: expect.any(Number) })
+    expect(detail.body.messages.map((message: AnyMessage) => message.type)).toEqual(['user'])
+    const reattached = await reattach(playground.url, id, { after: detail.body.running.resumeAfter })
+    expect(reattached.status).toBe(200)
+    // The replay rebuilds the whole reply from its first word, then goes on live to the end.
+    const stored = await playground.persister.getMessages(id)
+    expect(stored.map((message) => [message.type, message.incomplete])).toEqual([
+      ['user', undefined],
+      ['agent', undefined],
+    ])
+    expect(deltaText(reattached.events)).toBe(textOf(stored[1]!.content))
+    expect(eventTypes(reattached.events).slice(-4)).toEqual(['message', 'state', 'done', 'end'])
+    expect((await playground.persister.getSession(id))?.state).toBe('idle')
+    // Nothing runs any more: 204.
+    expect((await reattach(playground.url, id)).status).toBe(204)
   })
 
-  it('reports a provider error with its kind, then succeeds when the message is sent again', async () => {
-    const playground = await start()
+  it('reattaches from the current point, or after a Last-Event-ID; 404 for an unknown session', async () => {
+    const playground = await start({ demoDelayMs: 15 })
     const id = await createSession(playground)
-    const failed = await sendMessage(playground.url, id, '/error')
+    const firstIds: number[] = []
+    await sendMessage(playground.url, id, 'tell me a long story', (event) => {
+      firstIds.push(Number(event.id))
+      return firstIds.length === 6 ? 'stop' : undefined
+    })
+    const [fromNow, fromId] = await Promise.all([
+      reattach(playground.url, id),
+      reattach(playground.url, id, { lastEventId: String(firstIds[4]) }),
+    ])
+    const nowIds = fromNow.events.filter((event) => event.id !== undefined).map((event) => Number(event.id))
+    const resumedIds = fromId.events
+      .filter((event) => event.id !== undefined)
+      .map((event) => Number(event.id))
+    // After a Last-Event-ID: every event after it, none missing, none twice.
+    expect(resumedIds).toEqual(resumedIds.map((_, index) => firstIds[4]! + 1 + index))
+    // From the current point: a later start, the same end.
+    expect(nowIds[0]).toBeGreaterThan(firstIds[5]!)
+    expect(nowIds.at(-1)).toBe(resumedIds.at(-1))
+    expect(fromNow.events.at(-1)?.event).toBe('end')
+    expect((await reattach(playground.url, 'no-such-session')).status).toBe(404)
+  })
+
+  it('lets a second client watch and stop a reply another client started', async () => {
+    const playground = await start({ demoDelayMs: 20 })
+    const id = await createSession(playground)
+    let watched: Awaited<ReturnType<typeof reattach>> | undefined
+    const reply = await sendMessage(playground.url, id, 'tell me a long story', async (event) => {
+      if (event.event === 'text-delta' && watched === undefined) {
+        watched = await reattach(playground.url, id, {
+          onEvent: async (seen) => {
+            if (seen.event === 'text-delta') await api(playground.url, 'POST', `/api/sessions/${id}/abort`)
+          },
+        })
+      }
+    })
+    expect(
+      watched?.events.filter((event) => event.event === 'state').map((event) => event.data.state),
+    ).toEqual(['aborted'])
+    expect(reply.events.filter((event) => event.event === 'state').map((event) => event.data.state)).toEqual([
+      'active',
+      'aborted',
+    ])
+    expect((await playground.persister.getSession(id))?.state).toBe('aborted')
+  })
+
+  it('stores the error of a failed send, shows it after a restart, and retry() answers without a second user message', async () => {
+    const first = await start()
+    const id = await createSession(first)
+    const failed = await sendMessage(first.url, id, '/error')
     const retry = failed.events.find((event) => event.event === 'retry')?.data as {
       attempt: number
       error: { kind: string }
     }
     expect(retry).toMatchObject({ attempt: 1, error: { kind: 'rate_limit' } })
-    const error = failed.events.find((event) => event.event === 'error')?.data as {
-      error: Record<string, unknown>
-    }
-    expect(error.error).toMatchObject({
+    const errors = failed.events.filter((event) => event.event === 'error')
+    expect(errors).toHaveLength(1)
+    expect(errors[0]?.data.error).toMatchObject({
       name: 'AdapterError',
       kind: 'rate_limit',
       code: 'ADAPTER_RATE_LIMIT',
@@ -348,13 +404,39 @@ describe('playground API', () => {
       retryable: true,
       status: 429,
     })
-    expect(error.error).not.toHaveProperty('stack')
-    expect((await playground.persister.getSession(id))?.state).toBe('error')
-    expect((await playground.persister.getMessages(id)).map((message) => message.type)).toEqual(['user'])
+    expect(errors[0]?.data.error).not.toHaveProperty('stack')
+    expect(failed.events.at(-1)?.event).toBe('end')
+    expect((await first.persister.getSession(id))?.metadata?.lastError).toMatchObject({
+      code: 'ADAPTER_RATE_LIMIT',
+      kind: 'rate_limit',
+      retryable: true,
+    })
+    await stop(first)
 
-    const retried = await sendMessage(playground.url, id, '/error')
+    const second = await start()
+    const detail = await api(second.url, 'GET', `/api/sessions/${id}`)
+    expect(detail.body.session.state).toBe('error')
+    expect(detail.body.lastError).toMatchObject({
+      code: 'ADAPTER_RATE_LIMIT',
+      message: expect.stringContaining('rate limited'),
+    })
+    const listed = await api(second.url, 'GET', '/api/sessions')
+    expect(listed.body.sessions[0].lastError).toMatchObject({ code: 'ADAPTER_RATE_LIMIT' })
+
+    const retried = await retrySend(second.url, id)
+    expect(retried.status).toBe(200)
+    expect(eventTypes(retried.events).slice(0, 2)).toEqual(['state', 'step-start'])
     expect(retried.events.some((event) => event.event === 'done')).toBe(true)
-    expect((await playground.persister.getSession(id))?.state).toBe('idle')
+    expect((await second.persister.getMessages(id)).map((message) => message.type)).toEqual(['user', 'agent'])
+    expect((await second.persister.getSession(id))?.state).toBe('idle')
+    const after = await api(second.url, 'GET', `/api/sessions/${id}`)
+    expect(after.body).not.toHaveProperty('lastError')
+    expect((await second.persister.getSession(id))?.metadata).toEqual({ provider: 'demo' })
+    // Nothing left to retry: 409 SESSION_STATE, nothing written.
+    const again = await retrySend(second.url, id)
+    expect(again.status).toBe(409)
+    expect(again.body).toMatchObject({ error: { code: 'SESSION_STATE' } })
+    expect(await second.persister.getMessages(id)).toHaveLength(2)
   })
 
   it('keeps the partial text of a stream cut by a network error and lets a retry succeed', async () => {
@@ -367,8 +449,16 @@ describe('playground API', () => {
     expect(error.error.kind).toBe('network')
     const stored = await playground.persister.getMessages(id)
     expect(stored[1]).toMatchObject({ type: 'agent', incomplete: true, stopReason: 'error' })
-    const retried = await sendMessage(playground.url, id, '/error stream')
+    const retried = await retrySend(playground.url, id)
     expect(retried.events.some((event) => event.event === 'done')).toBe(true)
+    // The partial reply stays stored; the user message is not stored twice.
+    expect(
+      (await playground.persister.getMessages(id)).map((message) => [message.type, message.incomplete]),
+    ).toEqual([
+      ['user', undefined],
+      ['agent', true],
+      ['agent', undefined],
+    ])
   })
 
   it('refuses a second send while a reply is streaming with 409 SESSION_BUSY and writes nothing', async () => {
@@ -542,6 +632,8 @@ describe('playground API', () => {
     const reopened = createSqlitePersister({ filename: join(workspace, '.agentx', 'data', 'agent.db') })
     try {
       expect((await reopened.getSession(id))?.state).toBe('aborted')
+      // Recorded as cut by the server, not as stopped by the user.
+      expect((await reopened.getSession(id))?.metadata?.lastError).toMatchObject({ code: 'SERVER_STOPPED' })
       const messages = await reopened.getMessages(id)
       expect(messages.map((message) => [message.type, message.incomplete])).toEqual([
         ['user', undefined],

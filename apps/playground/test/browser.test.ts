@@ -240,6 +240,33 @@ describe('playground in a real browser', () => {
     expect(existsSync(join(OUTPUT_DIR, 'playground.png'))).toBe(true)
   })
 
+  it('labels a reply cut by a server stop as such, not as stopped by the user, and offers to regenerate it', async () => {
+    const id = await newSession()
+    await send('tell me a long story')
+    await page.waitForFunction(() => {
+      const text = document.querySelector('.message.agent.streaming [data-testid="agent-text"]')
+      return text !== null && (text.textContent ?? '').length > 20
+    })
+    await playground.close()
+    playground = await startServer()
+    await page.goto(`${playground.url}/#${encodeURIComponent(id)}`)
+    await page.waitForSelector('body[data-ready="true"]')
+    await page.getByTestId('incomplete-tag').waitFor()
+    expect(await page.getByTestId('incomplete-tag').textContent()).toContain('the server stopped')
+    expect(await page.getByTestId('notice-text').textContent()).toContain(
+      'The server stopped while this reply was streaming',
+    )
+    await page.getByTestId('regenerate').click()
+    await waitForReplyEnd()
+    expect(
+      (await playground.persister.getMessages(id)).map((message) => [message.type, message.incomplete]),
+    ).toEqual([
+      ['user', undefined],
+      ['agent', true],
+      ['agent', undefined],
+    ])
+  })
+
   it('loads older sessions page by page', async () => {
     const existing = await playground.persister.listSessions({})
     for (let index = 0; index < 50; index++) {

@@ -5,6 +5,8 @@ import { request as httpRequest } from 'node:http'
 /** One parsed server-sent event. */
 export interface ServerEvent {
   event: string
+  /** The SSE `id:` field, when the frame had one. */
+  id?: string
   data: Record<string, unknown> & { type?: string }
 }
 
@@ -16,49 +18,120 @@ export function parseFrames(buffer: string): { events: ServerEvent[]; rest: stri
     const frame = rest.slice(0, boundary)
     rest = rest.slice(boundary + 2)
     let event = 'message'
+    let id: string | undefined
     const data: string[] = []
     for (const line of frame.split('\n')) {
       if (line.startsWith(':')) continue
       if (line.startsWith('event:')) event = line.slice(6).trim()
+      else if (line.startsWith('id:')) id = line.slice(3).trim()
       else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
     }
-    if (data.length > 0) events.push({ event, data: JSON.parse(data.join('\n')) })
+    if (data.length > 0)
+      events.push({ event, ...(id === undefined ? {} : { id }), data: JSON.parse(data.join('\n')) })
   }
   return { events, rest }
 }
 
+/** Called for each event as it arrives; returning `'stop'` disconnects there. */
+export type OnEvent = (event: ServerEvent) => unknown
+
+/** What reading an event-stream request answered: its status, and its events or JSON body. */
+export interface StreamReply {
+  status: number
+  contentType: string | null
+  events: ServerEvent[]
+  body?: unknown
+}
+
 /**
- * POSTs a message and reads the whole event stream. `onEvent` runs as each event arrives (to
- * abort mid-stream, for example).
+ * Reads a whole `text/event-stream` answer (or the JSON error instead). `onEvent` runs as each
+ * event arrives (to abort mid-stream, for example); returning `'stop'` disconnects there.
  */
-export async function sendMessage(
-  baseUrl: string,
-  sessionId: string,
-  content: string,
-  onEvent?: (event: ServerEvent) => void | Promise<void>,
-): Promise<{ status: number; contentType: string | null; events: ServerEvent[]; body?: unknown }> {
-  const response = await fetch(`${baseUrl}/api/sessions/${encodeURIComponent(sessionId)}/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ content }),
-  })
+export async function readStream(
+  response: Response,
+  onEvent?: OnEvent,
+  controller?: AbortController,
+): Promise<StreamReply> {
   const contentType = response.headers.get('content-type')
   if (!contentType?.startsWith('text/event-stream')) {
-    return { status: response.status, contentType, events: [], body: await response.json() }
+    const text = await response.text()
+    return {
+      status: response.status,
+      contentType,
+      events: [],
+      body: text === '' ? undefined : JSON.parse(text),
+    }
   }
   const events: ServerEvent[] = []
   const decoder = new TextDecoder()
   let buffer = ''
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true })
-    const parsed = parseFrames(buffer)
-    buffer = parsed.rest
-    for (const event of parsed.events) {
-      events.push(event)
-      await onEvent?.(event)
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true })
+      const parsed = parseFrames(buffer)
+      buffer = parsed.rest
+      for (const event of parsed.events) {
+        events.push(event)
+        if ((await onEvent?.(event)) === 'stop') {
+          controller?.abort()
+          return { status: response.status, contentType, events }
+        }
+      }
     }
+  } catch (error) {
+    if (!controller?.signal.aborted) throw error
   }
   return { status: response.status, contentType, events }
+}
+
+/**
+ * POSTs a message and reads the whole event stream. `onEvent` runs as each event arrives;
+ * returning `'stop'` disconnects there (the send goes on on the server).
+ */
+export async function sendMessage(
+  baseUrl: string,
+  sessionId: string,
+  content: unknown,
+  onEvent?: OnEvent,
+  options: Record<string, unknown> = {},
+): Promise<StreamReply> {
+  const controller = new AbortController()
+  const response = await fetch(`${baseUrl}/api/sessions/${encodeURIComponent(sessionId)}/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ content, ...options }),
+    signal: controller.signal,
+  })
+  return readStream(response, onEvent, controller)
+}
+
+/** POSTs a retry of the session's failed send and reads its event stream. */
+export async function retrySend(
+  baseUrl: string,
+  sessionId: string,
+  body: Record<string, unknown> = {},
+): Promise<StreamReply> {
+  const response = await fetch(`${baseUrl}/api/sessions/${encodeURIComponent(sessionId)}/retry`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  return readStream(response)
+}
+
+/** Reattaches to a session's running send (`GET …/events`), from `after` or from the current point. */
+export async function reattach(
+  baseUrl: string,
+  sessionId: string,
+  options: { after?: number; lastEventId?: string; onEvent?: OnEvent } = {},
+): Promise<StreamReply> {
+  const controller = new AbortController()
+  const query = options.after === undefined ? '' : `?after=${options.after}`
+  const response = await fetch(`${baseUrl}/api/sessions/${encodeURIComponent(sessionId)}/events${query}`, {
+    headers: options.lastEventId === undefined ? {} : { 'last-event-id': options.lastEventId },
+    signal: controller.signal,
+  })
+  return readStream(response, options.onEvent, controller)
 }
 
 /** A JSON request with fetch; answers status and parsed body. */

@@ -1,0 +1,386 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type AnyMessage, BaseSession } from '@agentx/core'
+import { ScriptedAdapter } from '@agentx/core/testing'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DEMO_COMPACT_INPUT_TOKENS, DEMO_JSON_OUTPUT } from '../src/demo-adapter.js'
+import { type Playground, type StartPlaygroundOptions, startPlayground } from '../src/start-playground.js'
+import {
+  api,
+  deltaText,
+  rawRequest,
+  retrySend,
+  type ServerEvent,
+  type StreamReply,
+  sendMessage,
+} from './sse.js'
+
+let workspace: string
+const running: Playground[] = []
+const workspaces: string[] = []
+
+async function start(options: StartPlaygroundOptions = {}): Promise<Playground> {
+  const playground = await startPlayground({
+    env: {},
+    workspace,
+    port: 0,
+    demoDelayMs: 0,
+    retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 5 },
+    ...options,
+  })
+  running.push(playground)
+  return playground
+}
+
+async function createSession(playground: Playground, body: Record<string, unknown> = { provider: 'demo' }) {
+  const created = await api(playground.url, 'POST', '/api/sessions', body)
+  expect(created.status).toBe(201)
+  return created.body.session.id as string
+}
+
+function ofType(reply: StreamReply, type: string): ServerEvent[] {
+  return reply.events.filter((event) => event.event === type)
+}
+
+/** The pending calls of a reply's `input-required` event. */
+function pendingOf(reply: StreamReply): Array<Record<string, unknown> & { toolUseId: string }> {
+  const event = ofType(reply, 'input-required')[0]
+  expect(event).toBeDefined()
+  return (event!.data as { pending: Array<Record<string, unknown> & { toolUseId: string }> }).pending
+}
+
+/** Every stream of the tour ends with `done` (or `error`) and then `end`. */
+function expectEnd(reply: StreamReply, last: 'done' | 'error' = 'done'): void {
+  expect(reply.status).toBe(200)
+  expect(reply.events.map((event) => event.event).slice(-2)).toEqual([last, 'end'])
+}
+
+beforeEach(async () => {
+  workspace = await mkdtemp(join(tmpdir(), 'agentx-playground-r2-'))
+  workspaces.push(workspace)
+})
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((playground) => playground.close()))
+})
+
+afterAll(async () => {
+  await Promise.all(workspaces.map((folder) => rm(folder, { recursive: true, force: true })))
+})
+
+describe('the demo provider’s tour commands', () => {
+  it('/approve waits for an approval (pending in GET), then runs the tool once approved', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    const asked = await sendMessage(playground.url, id, '/approve')
+    expectEnd(asked)
+    const required = { pending: pendingOf(asked) }
+    expect(required.pending).toEqual([
+      {
+        toolUseId: expect.any(String),
+        name: 'deploy_service',
+        input: { service: 'web', environment: 'production' },
+        kind: 'approval',
+        sessionId: id,
+      },
+    ])
+    const detail = await api(playground.url, 'GET', `/api/sessions/${id}`)
+    expect(detail.body.session.state).toBe('waiting_input')
+    expect(detail.body.pending).toEqual(required.pending)
+    const toolUseId = required.pending[0]!.toolUseId as string
+    // A wrong id writes nothing.
+    const wrong = await sendMessage(playground.url, id, [
+      { type: 'tool_approval', toolUseId: 'nope', approved: true },
+    ])
+    expect(wrong.status).toBe(400)
+    const approved = await sendMessage(playground.url, id, [
+      {
+        type: 'tool_approval',
+        toolUseId,
+        approved: true,
+        input: { service: 'api', environment: 'production' },
+      },
+    ])
+    expectEnd(approved)
+    expect(ofType(approved, 'tool-result')[0]?.data).toMatchObject({ toolUseId })
+    expect(deltaText(approved.events)).toContain('Deployed **api** to **production**')
+    const stored = await playground.persister.getMessages(id)
+    expect(stored.map((message) => message.type)).toEqual(['user', 'agent', 'tool', 'agent'])
+    expect((await api(playground.url, 'GET', `/api/sessions/${id}`)).body.pending).toEqual([])
+  })
+
+  it('/approve denied with a reason: the tool does not run and the model is told why', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    const asked = await sendMessage(playground.url, id, '/approve')
+    const toolUseId = pendingOf(asked)[0]!.toolUseId
+    const denied = await sendMessage(playground.url, id, [
+      { type: 'tool_approval', toolUseId, approved: false, reason: 'not on a Friday' },
+    ])
+    expectEnd(denied)
+    const result = ofType(denied, 'tool-result')[0]?.data as { isError?: boolean; content: unknown }
+    expect(result.isError).toBe(true)
+    expect(JSON.stringify(result.content)).toContain('not on a Friday')
+    expect(deltaText(denied.events)).toContain('did not happen')
+  })
+
+  it('/ask asks the user through a client tool; the answer is its result', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    const asked = await sendMessage(playground.url, id, '/ask')
+    expectEnd(asked)
+    const pending = pendingOf(asked)
+    expect(pending).toMatchObject([
+      { name: 'ask_user', kind: 'client', input: { question: expect.any(String) } },
+    ])
+    const answered = await sendMessage(playground.url, id, [
+      { type: 'tool_result', toolUseId: pending[0]!.toolUseId, content: 'Lisbon' },
+    ])
+    expectEnd(answered)
+    expect(deltaText(answered.events)).toContain('You answered “Lisbon”')
+  })
+
+  it('/handoff hands the conversation to the billing profile, which answers the next send too', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    const reply = await sendMessage(playground.url, id, '/handoff')
+    expectEnd(reply)
+    expect(ofType(reply, 'handoff').map((event) => event.data)).toEqual([
+      { type: 'handoff', from: 'default', to: 'billing' },
+    ])
+    expect(ofType(reply, 'step-start').map((event) => event.data.agent)).toEqual(['default', 'billing'])
+    const next = await sendMessage(playground.url, id, 'when is my next invoice?')
+    expect(deltaText(next.events)).toContain('Billing agent here')
+    const detail = await api(playground.url, 'GET', `/api/sessions/${id}`)
+    expect(detail.body.session.activeAgent).toBe('billing')
+    expect(
+      detail.body.messages
+        .filter((message: AnyMessage) => message.type === 'agent')
+        .map((message: AnyMessage) => message.agentName),
+    ).toEqual(['default', 'billing', 'billing'])
+    // A send may pick the profile: back to the default one.
+    const picked = await sendMessage(playground.url, id, 'hello', undefined, { agent: 'default' })
+    expect(ofType(picked, 'step-start')[0]?.data.agent).toBe('default')
+    const unknown = await sendMessage(playground.url, id, 'hello', undefined, { agent: 'nobody' })
+    expect(unknown.status).toBe(400)
+    expect(unknown.body).toMatchObject({ error: { code: 'VALIDATION' } })
+  })
+
+  it('/delegate runs the researcher in a child session: subagent events, a readable read-only child, left out of the list', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    const reply = await sendMessage(playground.url, id, '/delegate')
+    expectEnd(reply)
+    const subagent = ofType(reply, 'subagent')
+    expect(subagent.length).toBeGreaterThan(3)
+    const childId = subagent[0]?.data.sessionId as string
+    const call = ofType(reply, 'tool-call')[0]?.data as { id: string; name: string }
+    expect(call.name).toBe('researcher')
+    expect(childId).toBe(`${id}/${call.id}`)
+    expect(subagent.every((event) => event.data.agent === 'researcher')).toBe(true)
+    const childText = subagent
+      .map((event) => event.data.event as { type: string; text?: string })
+      .filter((event) => event.type === 'text-delta')
+      .map((event) => event.text)
+      .join('')
+    expect(childText).toContain('Findings on')
+    // The child's deltas are not repeated as the parent's own: none of the parent's while the child runs.
+    const firstChild = reply.events.findIndex((event) => event.event === 'subagent')
+    const lastChild = reply.events.findLastIndex((event) => event.event === 'subagent')
+    expect(reply.events.slice(firstChild, lastChild).filter((event) => event.event === 'text-delta')).toEqual(
+      [],
+    )
+    expect(deltaText(reply.events)).toContain('The researcher sub-agent reports')
+    const child = await api(playground.url, 'GET', `/api/sessions/${encodeURIComponent(childId)}`)
+    expect(child.status).toBe(200)
+    expect(child.body.session).toMatchObject({
+      parentSessionId: id,
+      parentToolUseId: call.id,
+      canSend: false,
+    })
+    expect(child.body.messages.map((message: AnyMessage) => message.type)).toEqual(['user', 'agent'])
+    const refused = await sendMessage(playground.url, childId, 'hi')
+    expect(refused.status).toBe(400)
+    const list = await api(playground.url, 'GET', '/api/sessions')
+    expect(list.body.sessions.map((session: { id: string }) => session.id)).toEqual([id])
+  })
+
+  it('/long, /json, /compact and /tool each end with done; /error ends with error, and retry succeeds', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    const long = await sendMessage(playground.url, id, '/long')
+    expectEnd(long)
+    expect(deltaText(long.events).length).toBeGreaterThan(500)
+    const json = await sendMessage(playground.url, id, '/json')
+    expectEnd(json)
+    expect(JSON.parse(deltaText(json.events))).toEqual(DEMO_JSON_OUTPUT)
+    const compact = await sendMessage(playground.url, id, '/compact')
+    expectEnd(compact)
+    expect(ofType(compact, 'step-finish')[0]?.data).toMatchObject({
+      usage: { inputTokens: DEMO_COMPACT_INPUT_TOKENS },
+    })
+    const tool = await sendMessage(playground.url, id, '/tool')
+    expectEnd(tool)
+    expect(ofType(tool, 'tool-call')[0]?.data.name).toBe('get_time')
+    const failed = await sendMessage(playground.url, id, '/error')
+    expectEnd(failed, 'error')
+    const retried = await retrySend(playground.url, id)
+    expectEnd(retried)
+    expect(ofType(retried, 'step-start')).toHaveLength(1)
+  })
+})
+
+describe('Release 2 API', () => {
+  it('passes per-send model, temperature and max tokens to the adapter, and refuses bad values writing nothing', async () => {
+    const openai = new ScriptedAdapter(
+      [[{ type: 'message', content: [{ type: 'text', text: 'ok' }], stopReason: 'end_turn' }]],
+      { name: 'openai' },
+    )
+    const playground = await start({
+      env: { OPENAI_API_KEY: 'sk-test-options' },
+      importModule: async () => ({ createOpenAIAdapter: () => openai }),
+    })
+    const id = await createSession(playground, { provider: 'openai', model: 'gpt-a' })
+    const reply = await sendMessage(playground.url, id, 'hi', undefined, {
+      model: 'gpt-b',
+      temperature: 0.3,
+      maxOutputTokens: 64,
+    })
+    expectEnd(reply)
+    expect(openai.calls[0]?.options).toMatchObject({ model: 'gpt-b', temperature: 0.3, maxOutputTokens: 64 })
+    for (const bad of [
+      { temperature: 3 },
+      { maxOutputTokens: 0 },
+      { model: '' },
+      { colour: 'red' },
+      { agent: 7 },
+    ]) {
+      const refused = await sendMessage(playground.url, id, 'hi', undefined, bad)
+      expect(refused.status).toBe(400)
+    }
+    expect(await playground.persister.getMessages(id)).toHaveLength(2)
+  })
+
+  it('filters the session list by text (q) and state', async () => {
+    const playground = await start()
+    const tea = await createSession(playground)
+    await sendMessage(playground.url, tea, 'A question about Tea')
+    const failed = await createSession(playground)
+    await sendMessage(playground.url, failed, '/error')
+    const empty = await createSession(playground)
+    const ids = (path: string) =>
+      api(playground.url, 'GET', path).then((answer) =>
+        answer.body.sessions.map((session: { id: string }) => session.id),
+      )
+    expect(await ids('/api/sessions?q=tea')).toEqual([tea])
+    expect(await ids('/api/sessions?q=TEA&state=idle')).toEqual([tea])
+    expect(await ids('/api/sessions?q=tea&state=error')).toEqual([])
+    expect(await ids('/api/sessions?state=error')).toEqual([failed])
+    expect((await ids('/api/sessions?state=created,error')).sort()).toEqual([failed, empty].sort())
+    expect(await ids(`/api/sessions?q=${encodeURIComponent(empty)}`)).toEqual([empty])
+    expect((await api(playground.url, 'GET', '/api/sessions?state=sleeping')).status).toBe(400)
+  })
+
+  it('exports a session and all its messages as a JSON download', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    await sendMessage(playground.url, id, 'What is 12 * (3 + 4)?')
+    const response = await fetch(`${playground.url}/api/sessions/${id}/export`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-disposition')).toMatch(
+      /^attachment; filename="agentx-session-.+\.json"$/,
+    )
+    const exported = (await response.json()) as { session: { id: string }; messages: AnyMessage[] }
+    expect(exported.session).toMatchObject({
+      id,
+      appName: 'agentx-playground',
+      metadata: { provider: 'demo' },
+    })
+    expect(exported.messages).toEqual(JSON.parse(JSON.stringify(await playground.persister.getMessages(id))))
+    expect((await api(playground.url, 'GET', '/api/sessions/nope/export')).status).toBe(404)
+  })
+
+  it('offers fork and rename exactly when the kernel has them (501 NOT_IMPLEMENTED otherwise)', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    await sendMessage(playground.url, id, 'hello')
+    const { body } = await api(playground.url, 'GET', '/api/providers')
+    const prototype = BaseSession.prototype as unknown as Record<string, unknown>
+    expect(body.features).toEqual({
+      fork: typeof prototype.fork === 'function',
+      update: typeof prototype.update === 'function',
+    })
+    const fork = await api(playground.url, 'POST', `/api/sessions/${id}/fork`, { throughSeq: 0 })
+    const rename = await api(playground.url, 'PATCH', `/api/sessions/${id}`, { summary: 'Renamed' })
+    if (body.features.fork) {
+      expect(fork.status).toBe(201)
+      expect(fork.body.session.forkedFrom).toEqual({ sessionId: id, seq: 0 })
+    } else {
+      expect(fork).toMatchObject({ status: 501, body: { error: { code: 'NOT_IMPLEMENTED' } } })
+    }
+    if (body.features.update) {
+      expect(rename.status).toBe(200)
+      expect((await playground.persister.getSession(id))?.summary).toBe('Renamed')
+    } else {
+      expect(rename).toMatchObject({ status: 501, body: { error: { code: 'NOT_IMPLEMENTED' } } })
+      expect((await playground.persister.getSession(id))?.summary).toBe('hello')
+    }
+    expect((await api(playground.url, 'PATCH', `/api/sessions/${id}`, { summary: 42 })).status).toBe(400)
+    expect((await api(playground.url, 'POST', `/api/sessions/${id}/fork`, { throughSeq: -1 })).status).toBe(
+      400,
+    )
+  })
+
+  it('admits the extra Host names of ALLOWED_HOSTS, and only those', async () => {
+    const playground = await start({ env: { ALLOWED_HOSTS: 'tunnel.example, fwd.example:7000' } })
+    const get = (host: string, origin?: string) =>
+      rawRequest(playground.port, {
+        path: '/api/sessions',
+        headers: { host, ...(origin === undefined ? {} : { origin }) },
+      })
+    expect((await get('tunnel.example:8443')).status).toBe(200)
+    expect((await get('tunnel.example:8443', 'http://tunnel.example:8443')).status).toBe(200)
+    expect((await get('fwd.example:7000')).status).toBe(200)
+    expect((await get('fwd.example:7001')).status).toBe(403)
+    expect((await get('evil.example:8443')).status).toBe(403)
+    expect((await get(`127.0.0.1:${playground.port}`, 'http://tunnel.example.evil:1')).status).toBe(403)
+  })
+
+  it('answers an unparsable request target with 400 and a UTF-16 body with 415, not 500', async () => {
+    const playground = await start()
+    const host = `127.0.0.1:${playground.port}`
+    const broken = await rawRequest(playground.port, { path: 'http://[', headers: { host } })
+    expect(broken.status).toBe(400)
+    expect(JSON.parse(broken.body)).toMatchObject({ error: { code: 'BAD_REQUEST' } })
+    const utf16 = Buffer.from(JSON.stringify({ provider: 'demo' }), 'utf16le')
+    const refused = await fetch(`${playground.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-16' },
+      body: utf16,
+    })
+    expect(refused.status).toBe(415)
+    expect(await playground.persister.listSessions({})).toEqual([])
+    const explicit = await fetch(`${playground.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=UTF-8' },
+      body: JSON.stringify({ provider: 'demo' }),
+    })
+    expect(explicit.status).toBe(201)
+  })
+
+  it('deletes a session while its reply runs: the reply stops, nothing of it remains', async () => {
+    const playground = await start({ demoDelayMs: 15 })
+    const id = await createSession(playground)
+    let deleted: number | undefined
+    const reply = await sendMessage(playground.url, id, 'tell me a long story', async (event) => {
+      if (event.event === 'text-delta' && deleted === undefined) {
+        deleted = (await api(playground.url, 'DELETE', `/api/sessions/${id}`)).status
+      }
+    })
+    expect(deleted).toBe(204)
+    expect(reply.events.at(-1)?.event).toBe('end')
+    expect(await playground.persister.getSession(id)).toBeNull()
+    expect(await playground.persister.getMessages(id)).toEqual([])
+  })
+})
