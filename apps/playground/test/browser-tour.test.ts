@@ -236,7 +236,7 @@ describe('defects found in a real browser', () => {
     expect(await page.getByTestId('session-item').count()).toBe(50)
     expect(currentId(page)).toBe(old)
     await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('an old conversation')
-    expect(await page.getByTestId('user-message').first().textContent()).toBe('an old conversation')
+    expect(await page.getByTestId('user-message').first().locator('.bubble').textContent()).toBe('an old conversation')
     expect(await page.getByTestId('message-input').isEnabled()).toBe(true)
 
     const errors: string[] = []
