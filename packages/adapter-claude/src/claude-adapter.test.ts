@@ -489,6 +489,91 @@ describe('ClaudeAdapter requests', () => {
   })
 })
 
+describe('ClaudeAdapter structured output', () => {
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string', minLength: 1 }, days: { type: 'integer' } },
+    required: ['city', 'days'],
+  }
+  const output = { name: 'trip', schema }
+
+  it('sends output as output_config.format (json_schema, objects closed) and streams the JSON as text', async () => {
+    server.enqueue({
+      response: {
+        blocks: [{ type: 'text', text: '{"city":"Oslo","days":3}' }],
+        stopReason: 'end_turn',
+        deltaSize: 5,
+      },
+    })
+    const events = await collect(adapter().stream('Plan a trip', { ...base, output }))
+    expect(bodyOf(0).output_config).toEqual({
+      format: {
+        type: 'json_schema',
+        schema: {
+          type: 'object',
+          properties: { city: { type: 'string', description: '{minLength: 1}' }, days: { type: 'integer' } },
+          required: ['city', 'days'],
+          additionalProperties: false,
+        },
+      },
+    })
+    expect(events.at(-1)).toMatchObject({
+      type: 'message',
+      content: [{ type: 'text', text: '{"city":"Oslo","days":3}' }],
+      stopReason: 'end_turn',
+    })
+    expect(events.filter((event) => event.type === 'text-delta').length).toBeGreaterThan(1)
+  })
+
+  it('keeps the other output_config fields of providerOptions.claude, and sends none without output', async () => {
+    server.enqueue(sse(readFixture('text.sse')), sse(readFixture('text.sse')))
+    await collect(
+      adapter().stream('x', {
+        ...base,
+        output,
+        providerOptions: { claude: { output_config: { effort: 'low' } } },
+      }),
+    )
+    await collect(adapter().stream('x', base))
+    expect(bodyOf(0).output_config).toMatchObject({ effort: 'low', format: { type: 'json_schema' } })
+    expect(bodyOf(1)).not.toHaveProperty('output_config')
+  })
+
+  it('refuses a format in providerOptions.claude next to output, and a malformed output, before any request', async () => {
+    const cases: Array<[Partial<AdapterStreamOptions>, string]> = [
+      [
+        {
+          output,
+          providerOptions: { claude: { output_config: { format: { type: 'json_schema', schema } } } },
+        },
+        "providerOptions.claude.output_config.format cannot be set together with output for the Claude adapter (provider 'claude')",
+      ],
+      [
+        { output, providerOptions: { claude: { output_format: { type: 'json_schema', schema } } } },
+        "providerOptions.claude.output_format cannot be set together with output for the Claude adapter (provider 'claude')",
+      ],
+      [
+        { output, providerOptions: { claude: { output_config: 'fast' } } },
+        "Invalid providerOptions.claude.output_config for the Claude adapter (provider 'claude')",
+      ],
+      [
+        { output: { name: 'trip', schema: 'object' } as never },
+        "Invalid output for the Claude adapter (provider 'claude')",
+      ],
+      [
+        { output: { name: 'trip', schema: { type: 'object', additionalProperties: { type: 'string' } } } },
+        "output.schema is not supported by the Claude adapter (provider 'claude')",
+      ],
+    ]
+    for (const [options, message] of cases) {
+      const { error } = await collectUntilError(adapter().stream('x', { ...base, ...options }))
+      expect(error).toBeInstanceOf(ValidationError)
+      expect((error as Error).message).toContain(message)
+    }
+    expect(server.requests).toHaveLength(0)
+  })
+})
+
 describe('ClaudeAdapter construction', () => {
   it('reads the key from ANTHROPIC_API_KEY and fails with a ConfigurationError naming it when absent', () => {
     const saved = process.env.ANTHROPIC_API_KEY

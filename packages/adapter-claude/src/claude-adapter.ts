@@ -2,12 +2,13 @@ import type { AdapterStreamOptions, ContentBlock, ToolDefinition } from '@agentx
 import { ConfigurationError, ValidationError } from '@agentx/core'
 import { DEFAULT_IDLE_TIMEOUT_MS, invalidOption, readBaseUrl, readEnv } from '@agentx/core/provider'
 import { readIdleTimeoutMs, readPositiveInteger, readProviderOptions } from '@agentx/core/provider'
-import { checkSendOptions, readStringOption } from '@agentx/core/provider'
+import { checkSendOptions, conflictingOutputOption, readStringOption } from '@agentx/core/provider'
 import { ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
 import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import { Anthropic } from '@anthropic-ai/sdk'
 import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages'
 import { VERSION as ANTHROPIC_SDK_VERSION } from '@anthropic-ai/sdk/version'
+import { toClaudeOutputFormat } from './claude-output-format.js'
 import { convertToClaudeMessages } from './convert-to-claude-messages.js'
 import { claudeIdentity, mapClaudeError } from './map-claude-error.js'
 import { ClaudeStreamMapper } from './map-claude-stream.js'
@@ -93,7 +94,8 @@ export interface ClaudeProviderOptions {
  *
  * Streams text, extended thinking (signatures kept so the next request sends them back) and tool
  * calls (parallel ones included), reports usage with cache tokens, and maps every failure to an
- * {@link AdapterError} kind. It never retries on its own (`maxRetries: 0`): the kernel's retry
+ * {@link AdapterError} kind. Structured output (`options.output`) is sent as
+ * `output_config.format`, its schema adapted by {@link toClaudeOutputFormat}. It never retries on its own (`maxRetries: 0`): the kernel's retry
  * policy is the only one. Constructing it performs no I/O.
  *
  * @example
@@ -179,6 +181,7 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
     if (options.tools !== undefined && options.tools.length > 0) body.tools = options.tools.map(toClaudeTool)
     if (options.temperature !== undefined) body.temperature = options.temperature
     Object.assign(body, extra)
+    if (options.output !== undefined) body.output_config = this.#outputConfig(options.output, extra)
     body.stream = true
     // A thinking budget must stay below max_tokens: grow max_tokens by the budget when it would not.
     const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined
@@ -192,6 +195,25 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
     const requestHeaders: Record<string, string> = { ...headers }
     if (this.#apiVersion !== undefined) requestHeaders['anthropic-version'] = this.#apiVersion
     return { body, headers: requestHeaders }
+  }
+
+  /**
+   * `output_config` with the structured output of the send as its `format`, keeping the other
+   * fields `providerOptions.claude.output_config` sets (`effort`). A format set there as well, or
+   * the beta `output_format`, is refused: the two would contradict each other.
+   */
+  #outputConfig(
+    output: NonNullable<AdapterStreamOptions['output']>,
+    extra: Record<string, unknown>,
+  ): Record<string, unknown> {
+    const config = extra.output_config
+    if (config !== undefined && config !== null && (typeof config !== 'object' || Array.isArray(config)))
+      throw invalidOption(this.#identity, 'providerOptions.claude.output_config', 'an object', config)
+    const given = (config ?? {}) as Record<string, unknown>
+    if (given.format !== undefined && given.format !== null)
+      throw conflictingOutputOption(this.#identity, 'output_config.format')
+    if (extra.output_format !== undefined) throw conflictingOutputOption(this.#identity, 'output_format')
+    return { ...given, format: toClaudeOutputFormat(output, this.#identity) }
   }
 
   /** Refuses sampling fields that the API version in use rejects with HTTP 400, before the request. */

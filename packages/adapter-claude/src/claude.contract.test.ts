@@ -8,5 +8,5 @@ describeAdapterContract({
   dialect: anthropicMessagesDialect,
   createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) =>
     new ClaudeAdapter({ baseURL, apiKey, idleTimeoutMs }),
-  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage'],
+  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage', 'structuredOutput'],
 })

@@ -352,6 +352,84 @@ describe('GeminiAdapter streaming', () => {
   })
 })
 
+describe('GeminiAdapter structured output', () => {
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string' }, note: { type: 'string', maxLength: 40 } },
+    required: ['city'],
+  }
+  const json = '{"city":"Oslo"}'
+  const reply = () =>
+    sseOf(
+      { candidates: [{ content: { role: 'model', parts: [{ text: json.slice(0, 6) }] }, index: 0 }] },
+      {
+        candidates: [
+          { content: { role: 'model', parts: [{ text: json.slice(6) }] }, finishReason: 'STOP', index: 0 },
+        ],
+        usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 4, totalTokenCount: 9 },
+      },
+    )
+
+  it('sends responseMimeType application/json and the schema as responseJsonSchema, unchanged, next to the other config', async () => {
+    server.enqueue({ sse: reply() }, { sse: reply() })
+    const events = await collect(
+      adapter().stream('Where?', {
+        model: 'gemini-x',
+        history: [],
+        maxOutputTokens: 64,
+        output: { name: 'place', schema },
+        providerOptions: {
+          gemini: { responseMimeType: 'application/json', thinkingConfig: { thinkingBudget: 0 } },
+        },
+      }),
+    )
+    await collect(adapter().stream('Where?', { model: 'gemini-x', history: [] }))
+    expect(server.requests[0]?.body.generationConfig).toEqual({
+      maxOutputTokens: 64,
+      thinkingConfig: { thinkingBudget: 0 },
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+    })
+    const plain = (server.requests[1]?.body.generationConfig ?? {}) as Record<string, unknown>
+    expect(plain).not.toHaveProperty('responseMimeType')
+    expect(plain).not.toHaveProperty('responseJsonSchema')
+    expect(events.at(-1)).toMatchObject({ type: 'message', content: [{ type: 'text', text: json }] })
+  })
+
+  it('refuses providerOptions.gemini that set the output another way, and a malformed output, before any request', async () => {
+    const output = { name: 'place', schema }
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [
+        { output, providerOptions: { gemini: { responseJsonSchema: schema } } },
+        "providerOptions.gemini.responseJsonSchema cannot be set together with output for the Gemini adapter (provider 'gemini')",
+      ],
+      [
+        { output, providerOptions: { gemini: { responseSchema: { type: 'OBJECT' } } } },
+        "providerOptions.gemini.responseSchema cannot be set together with output for the Gemini adapter (provider 'gemini')",
+      ],
+      [
+        { output, providerOptions: { gemini: { responseMimeType: 'text/x.enum' } } },
+        "providerOptions.gemini.responseMimeType cannot be set together with output for the Gemini adapter (provider 'gemini')",
+      ],
+      [
+        { output: { name: 'place', schema: [] } },
+        "Invalid output for the Gemini adapter (provider 'gemini')",
+      ],
+    ]
+    for (const [extra, text] of cases) {
+      let error: unknown
+      try {
+        await collect(adapter().stream('x', { model: 'gemini-x', history: [], ...extra }))
+      } catch (caught) {
+        error = caught
+      }
+      expect(error).toBeInstanceOf(ValidationError)
+      expect((error as Error).message).toContain(text)
+    }
+    expect(server.requests).toHaveLength(0)
+  })
+})
+
 describe('GeminiAdapter history', () => {
   it('replays user/model turns, system messages, images and tool calls paired with results by name and id', async () => {
     server.enqueue({ sse: fixture('text-max-tokens.sse') })

@@ -7,7 +7,7 @@ import {
 import { DEFAULT_IDLE_TIMEOUT_MS as SHARED_IDLE_TIMEOUT_MS, invalidOption } from '@agentx/core/provider'
 import { readBaseUrl, readEnv, readIdleTimeoutMs, readProviderOptions } from '@agentx/core/provider'
 import { readStringOption, ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
-import { checkSendOptions } from '@agentx/core/provider'
+import { checkSendOptions, conflictingOutputOption } from '@agentx/core/provider'
 import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import { type GenerateContentConfig, GoogleGenAI, type HttpOptions, type Tool } from '@google/genai'
 import { convertToGeminiContents } from './convert-to-gemini-contents.js'
@@ -19,6 +19,9 @@ export const DEFAULT_GEMINI_MODEL = 'gemini-2.5-flash'
 
 /** Default of {@link GeminiAdapterOptions.idleTimeoutMs}. */
 export const DEFAULT_IDLE_TIMEOUT_MS: number = SHARED_IDLE_TIMEOUT_MS
+
+/** The response MIME type of structured output. */
+const JSON_MIME_TYPE = 'application/json'
 
 /** `generateContent` config fields the adapter sets itself; `providerOptions.gemini` cannot. */
 const RESERVED_CONFIG_FIELDS = ['abortSignal', 'httpOptions', 'systemInstruction', 'tools']
@@ -85,7 +88,9 @@ export type GeminiProviderOptions = Omit<
  * response and maps finish reasons and errors onto core's terms. The SDK's own retries are off
  * (the kernel retries); an abort or an early `break` closes the connection; a stream cut before
  * its finish reason is a retryable `network` error. Gemini keeps no server-side conversation, so
- * the whole history is replayed on every request and `resume` is ignored.
+ * the whole history is replayed on every request and `resume` is ignored. Structured output
+ * (`options.output`) is sent as `responseMimeType: 'application/json'` with the schema as
+ * `responseJsonSchema`.
  *
  * Needs `@google/genai` 2.9 or later (the first with `httpOptions.fetch`). Constructing it
  * performs no I/O (rule A-REQ-001).
@@ -174,6 +179,16 @@ export class GeminiAdapter extends ServerSentEventAdapter {
     if (options.tools !== undefined && options.tools.length > 0) config.tools = toGeminiTools(options.tools)
     if (options.maxOutputTokens !== undefined) config.maxOutputTokens = options.maxOutputTokens
     if (options.temperature !== undefined) config.temperature = options.temperature
+    if (options.output !== undefined) {
+      // Structured output: JSON constrained by the caller's JSON Schema, as given.
+      if (extra.responseJsonSchema !== undefined)
+        throw conflictingOutputOption(this.#identity, 'responseJsonSchema')
+      if (extra.responseSchema !== undefined) throw conflictingOutputOption(this.#identity, 'responseSchema')
+      if (extra.responseMimeType !== undefined && extra.responseMimeType !== JSON_MIME_TYPE)
+        throw conflictingOutputOption(this.#identity, 'responseMimeType')
+      config.responseMimeType = JSON_MIME_TYPE
+      config.responseJsonSchema = options.output.schema
+    }
     try {
       // Sends the request and checks its status; its own stream reader is never started.
       await this.#client.models.generateContentStream({

@@ -7,5 +7,5 @@ describeAdapterContract({
   dialect: geminiDialect,
   createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) =>
     new GeminiAdapter({ baseURL, apiKey, idleTimeoutMs }),
-  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage'],
+  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage', 'structuredOutput'],
 })

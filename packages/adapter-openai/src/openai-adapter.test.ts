@@ -10,7 +10,7 @@ import {
 import OpenAI from 'openai'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { fixture, json, sse } from '../test/openai-fixtures.js'
-import { deltas, run } from '../test/stream-helpers.js'
+import { deltas, messageOf, run } from '../test/stream-helpers.js'
 import { createOpenAIAdapter } from './create-openai-adapter.js'
 import { OpenAIAdapter } from './openai-adapter.js'
 
@@ -220,6 +220,106 @@ describe('OpenAIAdapter construction', () => {
     )
     expect(error).toMatchObject({ kind: 'invalid_request', retryable: false })
     expect(responses.requests).toHaveLength(0)
+  })
+})
+
+describe('OpenAIAdapter structured output', () => {
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string' }, days: { type: 'integer' } },
+    required: ['city', 'days'],
+  }
+  const closed = { ...schema, additionalProperties: false }
+  const loose = {
+    type: 'object',
+    properties: { city: { type: 'string' }, note: { type: 'string' } },
+    required: ['city'],
+  }
+  const answer = (text: string) => ({
+    response: { blocks: [{ type: 'text' as const, text }], stopReason: 'end_turn' as const, deltaSize: 5 },
+  })
+  const bodyOf = (server: FakeProvider, index: number) =>
+    JSON.parse(server.requests[index]?.received.body ?? 'null') as Record<string, unknown>
+
+  it('Responses: sends text.format json_schema with the name, strict when the schema qualifies, and keeps verbosity', async () => {
+    responses.enqueue(answer('{"city":"Oslo","days":3}'), answer('{"city":"Oslo"}'), answer('Plain.'))
+    const adapter = new OpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL })
+    const { events } = await run(
+      adapter.stream('Plan', {
+        ...options,
+        output: { name: 'trip', schema },
+        providerOptions: { openai: { text: { verbosity: 'low' } } },
+      }),
+    )
+    await run(adapter.stream('Plan', { ...options, output: { name: 'trip', schema: loose } }))
+    await run(adapter.stream('Plan', options))
+    expect(bodyOf(responses, 0).text).toEqual({
+      verbosity: 'low',
+      format: { type: 'json_schema', name: 'trip', schema: closed, strict: true },
+    })
+    expect(bodyOf(responses, 1).text).toEqual({
+      format: { type: 'json_schema', name: 'trip', schema: loose, strict: false },
+    })
+    expect(bodyOf(responses, 2)).not.toHaveProperty('text')
+    expect(messageOf(events).content).toMatchObject([{ type: 'text', text: '{"city":"Oslo","days":3}' }])
+  })
+
+  it('Chat Completions: sends response_format json_schema with the name, strict when the schema qualifies', async () => {
+    chat.enqueue(answer('{"city":"Oslo","days":3}'), answer('{"city":"Oslo"}'), answer('Plain.'))
+    const adapter = new OpenAIAdapter({ api: 'chat', apiKey: KEY, baseURL: chat.baseURL })
+    const { events } = await run(adapter.stream('Plan', { ...options, output: { name: 'trip', schema } }))
+    await run(adapter.stream('Plan', { ...options, output: { name: 'trip', schema: loose } }))
+    await run(adapter.stream('Plan', options))
+    expect(bodyOf(chat, 0).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'trip', schema: closed, strict: true },
+    })
+    expect(bodyOf(chat, 1).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'trip', schema: loose, strict: false },
+    })
+    expect(bodyOf(chat, 2)).not.toHaveProperty('response_format')
+    expect(deltas(events)).toBe('{"city":"Oslo","days":3}')
+  })
+
+  it('refuses a format in providerOptions.openai next to output, and a malformed output, before any request', async () => {
+    const output = { name: 'trip', schema }
+    const cases: Array<['responses' | 'chat', Record<string, unknown>, string]> = [
+      [
+        'responses',
+        { output, providerOptions: { openai: { text: { format: { type: 'json_object' } } } } },
+        "providerOptions.openai.text.format cannot be set together with output for the OpenAI adapter (provider 'openai')",
+      ],
+      [
+        'responses',
+        { output, providerOptions: { openai: { text: 'json' } } },
+        "Invalid providerOptions.openai.text for the OpenAI adapter (provider 'openai')",
+      ],
+      [
+        'chat',
+        { output, providerOptions: { openai: { response_format: { type: 'json_object' } } } },
+        "providerOptions.openai.response_format cannot be set together with output for the OpenAI adapter (provider 'openai')",
+      ],
+      ['chat', { output: { schema } }, "Invalid output for the OpenAI adapter (provider 'openai')"],
+      [
+        'responses',
+        { output: { name: 'trip' } },
+        "Invalid output for the OpenAI adapter (provider 'openai')",
+      ],
+    ]
+    for (const [api, extra, message] of cases) {
+      const server = api === 'chat' ? chat : responses
+      const { error } = await run(
+        new OpenAIAdapter({ api, apiKey: KEY, baseURL: server.baseURL }).stream('Hi', {
+          ...options,
+          ...extra,
+        }),
+      )
+      expect(error).toBeInstanceOf(ValidationError)
+      expect((error as Error).message).toContain(message)
+    }
+    expect(responses.requests).toHaveLength(0)
+    expect(chat.requests).toHaveLength(0)
   })
 })
 

@@ -2,7 +2,7 @@ import { AdapterError, ConfigurationError } from '@agentx/core'
 import type { AdapterStreamOptions, AnyMessage, ContentBlock, Logger } from '@agentx/core'
 import { invalidOption, readBaseUrl, readEnv, readIdleTimeoutMs } from '@agentx/core/provider'
 import { readProviderOptions, readStringOption, ServerSentEventAdapter } from '@agentx/core/provider'
-import { checkSendOptions } from '@agentx/core/provider'
+import { checkSendOptions, conflictingOutputOption } from '@agentx/core/provider'
 import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
 import OpenAI from 'openai'
 import { convertToOpenAIChatMessages } from './convert-to-openai-chat-messages.js'
@@ -16,6 +16,7 @@ import {
 } from './map-openai-error.js'
 import { OpenAIResponsesStreamMapper } from './map-openai-responses-stream.js'
 import type { OpenAIAdapterOptions, OpenAIApi } from './openai-adapter-options.js'
+import { toOpenAIJsonSchemaFormat } from './openai-output-format.js'
 
 const OPENAI_HOST = 'api.openai.com'
 /** Body fields the adapter owns; `providerOptions.openai` cannot replace them. */
@@ -45,6 +46,10 @@ const OWNED_FIELDS = ['model', 'input', 'messages', 'stream', 'previous_response
  * `providerOptions.openai` is merged into the request body as raw API fields (`reasoning`,
  * `store`, `tool_choice`, `parallel_tool_calls`, `service_tier`, …), except the fields the adapter
  * owns (`model`, `input`, `messages`, `stream`, `previous_response_id`), which are refused.
+ *
+ * Structured output (`options.output`) is sent as Responses `text.format` or Chat Completions
+ * `response_format`, both `json_schema` with the output's name, strict only when the schema
+ * qualifies (see {@link toOpenAIJsonSchemaFormat}).
  */
 export class OpenAIAdapter extends ServerSentEventAdapter {
   /** The wire protocol this adapter speaks. */
@@ -132,6 +137,15 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
     }
     if (options.maxOutputTokens !== undefined) body.max_output_tokens = options.maxOutputTokens
     if (options.temperature !== undefined) body.temperature = options.temperature
+    if (options.output !== undefined) {
+      // Structured output is `text.format`; the other `text` fields (`verbosity`) stay.
+      const text = extra.text
+      if (text !== undefined && !isObject(text))
+        throw invalidOption(this.#identity, 'providerOptions.openai.text', 'an object', text)
+      if (text?.format !== undefined && text.format !== null)
+        throw conflictingOutputOption(this.#identity, 'text.format')
+      body.text = { ...text, format: { type: 'json_schema', ...toOpenAIJsonSchemaFormat(options.output) } }
+    }
     if (extra.conversation !== undefined && extra.conversation !== null) {
       // A Conversations API conversation holds the history and excludes previous_response_id.
       const since = options.resume ? messagesAfterResponse(options.history, options.resume) : []
@@ -190,6 +204,11 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
       body[this.#isOpenAI ? 'max_completion_tokens' : 'max_tokens'] = options.maxOutputTokens
     }
     if (options.temperature !== undefined) body.temperature = options.temperature
+    if (options.output !== undefined) {
+      if (extra.response_format !== undefined && extra.response_format !== null)
+        throw conflictingOutputOption(this.#identity, 'response_format')
+      body.response_format = { type: 'json_schema', json_schema: toOpenAIJsonSchemaFormat(options.output) }
+    }
     return body
   }
 
@@ -266,6 +285,10 @@ function messagesAfterResponse(history: readonly AnyMessage[], responseId: strin
     if (produced) return history.slice(index + 1)
   }
   return []
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function hostOf(url: string): string | undefined {

@@ -28,6 +28,16 @@ export interface OpenAIProviderOptions {
   parallel_tool_calls?: boolean
   /** Chat: `null` leaves out `stream_options` for servers that reject it. Default is `{ include_usage: true }`. */
   stream_options?: { include_usage?: boolean } | null
+  /**
+   * Responses: text output settings, e.g. `{ verbosity: 'low' }`. With a send's `output` the
+   * adapter sets `text.format` itself (a `format` here as well is a `ValidationError`). Default is none.
+   */
+  text?: Record<string, unknown>
+  /**
+   * Chat: the response format, e.g. `{ type: 'json_object' }`. With a send's `output` the adapter
+   * sets it itself (setting it here as well is a `ValidationError`). Default is none.
+   */
+  response_format?: Record<string, unknown>
   /** `'auto'`, `'default'`, `'flex'`, `'priority'`. Default is the project's. */
   service_tier?: string
   /** Any other body field of the API. */

@@ -7,7 +7,15 @@ describeAdapterContract({
   dialect: openAIResponsesDialect,
   createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) =>
     new OpenAIAdapter({ api: 'responses', baseURL, apiKey, idleTimeoutMs }),
-  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage', 'providerSessionId'],
+  capabilities: [
+    'toolCalls',
+    'parallelToolCalls',
+    'thinking',
+    'images',
+    'usage',
+    'providerSessionId',
+    'structuredOutput',
+  ],
 })
 
 describeAdapterContract({
@@ -17,7 +25,7 @@ describeAdapterContract({
     new OpenAIAdapter({ api: 'chat', baseURL, apiKey, idleTimeoutMs }),
   // Chat Completions has no signed thinking: compatible servers stream `reasoning_content` without a
   // signature, and the protocol has no field to send thinking back.
-  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage'],
+  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage', 'structuredOutput'],
   expectedFailures: {
     'A-STR-007': 'Chat Completions thinking (reasoning_content) carries no signature',
     'A-REQ-006': 'Chat Completions has no field to send thinking back to the model',

@@ -125,6 +125,35 @@ describe.each(DIALECT_FIXTURES)('$name', (fixture: DialectFixture) => {
     expect(fake.requests).toHaveLength(0)
   })
 
+  it('checks the structured output of a send the one way, before the request', async () => {
+    const schema = { type: 'object', properties: {} }
+    for (const output of [{ schema }, { name: 'x', schema: 'object' }, { name: 'x', schema: [] }, 'json']) {
+      const { error } = await run(adapter().stream('Hi', { ...options, output: output as never }))
+      expect(error).toBeInstanceOf(ValidationError)
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `^Invalid output for the ${fixture.label} adapter \\(provider '${fixture.provider}'\\): expected an object \\{ name, schema \\}`,
+        ),
+      )
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it('refuses providerOptions that set the structured-output field next to output, the one way', async () => {
+    const { error } = await run(
+      adapter().stream('Hi', {
+        ...options,
+        output: { name: 'result', schema: { type: 'object', properties: {} } },
+        providerOptions: { [fixture.provider]: fixture.outputField.providerOptions },
+      }),
+    )
+    expect(error).toBeInstanceOf(ValidationError)
+    expect((error as Error).message).toBe(
+      `providerOptions.${fixture.provider}.${fixture.outputField.field} cannot be set together with output for the ${fixture.label} adapter (provider '${fixture.provider}'): the adapter sends it for output; leave one of them out.`,
+    )
+    expect(fake.requests).toHaveLength(0)
+  })
+
   it('validates idleTimeoutMs the one way, and takes Infinity to disable it', async () => {
     for (const value of [0, -5, Number.NaN, '100']) {
       expect(() => adapter({ idleTimeoutMs: value })).toThrow(ValidationError)

@@ -41,6 +41,11 @@ export interface DialectFixture {
   readonly apiVersion: { value: string; seenIn(request: ReceivedRequest): boolean }
   /** A send option this provider cannot take, refused before the request, and the option's name. */
   readonly unsupported: { options: Partial<AdapterStreamOptions>; option: string }
+  /**
+   * The provider options that set the native structured-output field the adapter sets for
+   * `output`, and that field's path under `providerOptions.<provider>`.
+   */
+  readonly outputField: { providerOptions: Record<string, unknown>; field: string }
 }
 
 const header = (request: ReceivedRequest, name: string): string | undefined => {
@@ -63,6 +68,10 @@ export const DIALECT_FIXTURES: readonly DialectFixture[] = [
     },
     // API version 2026-10-21, the default of @anthropic-ai/sdk 1.x, rejects temperature.
     unsupported: { options: { temperature: 0.3 }, option: 'temperature' },
+    outputField: {
+      providerOptions: { output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } },
+      field: 'output_config.format',
+    },
   },
   {
     name: 'OpenAI (Responses API)',
@@ -80,6 +89,7 @@ export const DIALECT_FIXTURES: readonly DialectFixture[] = [
       options: { providerOptions: { openai: { previous_response_id: 'resp_x' } } },
       option: 'providerOptions.openai.previous_response_id',
     },
+    outputField: { providerOptions: { text: { format: { type: 'json_object' } } }, field: 'text.format' },
   },
   {
     name: 'OpenAI (Chat Completions)',
@@ -98,6 +108,7 @@ export const DIALECT_FIXTURES: readonly DialectFixture[] = [
       options: { providerOptions: { openai: { messages: [] } } },
       option: 'providerOptions.openai.messages',
     },
+    outputField: { providerOptions: { response_format: { type: 'json_object' } }, field: 'response_format' },
   },
   {
     name: 'Gemini (generateContent)',
@@ -116,5 +127,6 @@ export const DIALECT_FIXTURES: readonly DialectFixture[] = [
       },
       option: 'providerOptions.gemini.toolConfig.functionCallingConfig.streamFunctionCallArguments',
     },
+    outputField: { providerOptions: { responseJsonSchema: { type: 'object' } }, field: 'responseJsonSchema' },
   },
 ]

@@ -4,6 +4,7 @@
 export { ContractViolation, preview } from './engine/rule.js'
 export type { AdapterCapability, ContractRule, PersisterCapability, RuleLevel } from './engine/rule.js'
 export type {
+  DecodedOutput,
   DecodedRequest,
   EncodedHttpError,
   ReceivedRequest,

@@ -31,6 +31,7 @@ const REFERENCE_CAPABILITIES: AdapterCapability[] = [
   'thinking',
   'images',
   'usage',
+  'structuredOutput',
 ]
 const STATEFUL_ONLY = adapterRules
   .filter((rule) => rule.requires?.includes('providerSessionId'))

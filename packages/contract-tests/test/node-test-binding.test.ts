@@ -24,7 +24,7 @@ describeAdapterContract({
   name: 'ReferenceAnthropicAdapter (node:test)',
   dialect: anthropicMessagesDialect,
   createAdapter: (context) => new ReferenceAnthropicAdapter(context),
-  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'usage'],
+  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'usage', 'structuredOutput'],
 })
 `
 

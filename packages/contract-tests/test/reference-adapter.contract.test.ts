@@ -11,6 +11,14 @@ describeAdapterContract({
   dialect: anthropicMessagesDialect,
   createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) =>
     new ReferenceAnthropicAdapter({ baseURL, apiKey, idleTimeoutMs }),
-  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage', 'providerSessionId'],
+  capabilities: [
+    'toolCalls',
+    'parallelToolCalls',
+    'thinking',
+    'images',
+    'usage',
+    'providerSessionId',
+    'structuredOutput',
+  ],
   expectedFailures: { 'A-REQ-008': STATELESS, 'A-REQ-009': STATELESS, 'A-REQ-010': STATELESS },
 })

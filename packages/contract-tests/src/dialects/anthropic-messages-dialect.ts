@@ -6,6 +6,7 @@ import type {
   ScenarioResponse,
   ScenarioUsage,
 } from '../fake-provider/scenario.js'
+import { decodeJsonSchemaFormat, nested } from './decode-output.js'
 import type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './wire-dialect.js'
 
 type Json = Record<string, unknown>
@@ -253,6 +254,10 @@ function decodeRequest(request: ReceivedRequest): DecodedRequest {
     })),
     tools: Array.isArray(body.tools) ? (body.tools as Json[]).map((tool) => String(tool.name)) : [],
     resume: undefined,
+    // `output_config.format` on the Messages API; `output_format` is the beta field it replaced.
+    output:
+      decodeJsonSchemaFormat(nested(body, 'output_config', 'format'), { tagged: true }) ??
+      decodeJsonSchemaFormat(body.output_format, { tagged: true }),
   }
 }
 

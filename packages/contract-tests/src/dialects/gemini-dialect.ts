@@ -6,6 +6,7 @@ import type {
   ScenarioResponse,
   ScenarioUsage,
 } from '../fake-provider/scenario.js'
+import { decodeJsonSchemaFormat } from './decode-output.js'
 import type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './wire-dialect.js'
 
 type Json = Record<string, unknown>
@@ -317,7 +318,20 @@ function decodeRequest(request: ReceivedRequest): DecodedRequest {
         : [],
     ),
     resume: undefined,
+    output: decodeGenerationConfigOutput(body.generationConfig),
   }
+}
+
+/**
+ * Structured output in `generationConfig`: `responseMimeType: 'application/json'` with a
+ * `responseJsonSchema` (JSON Schema) or a `responseSchema` (Gemini's OpenAPI subset). A JSON MIME
+ * type without a schema asks for JSON, not for a shape, so it decodes as none.
+ */
+function decodeGenerationConfigOutput(config: unknown): DecodedRequest['output'] {
+  if (typeof config !== 'object' || config === null) return undefined
+  const { responseMimeType, responseJsonSchema, responseSchema } = config as Json
+  if (responseMimeType !== 'application/json') return undefined
+  return decodeJsonSchemaFormat({ schema: responseJsonSchema ?? responseSchema }, { tagged: false })
 }
 
 function encodeHttpError(error: ScenarioError): EncodedHttpError {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { ContentBlock, StopReason } from '@agentx/core'
 import type { ScenarioError, ScenarioResponse, ScenarioUsage } from '../fake-provider/scenario.js'
+import { decodeJsonSchemaFormat, nested } from './decode-output.js'
 import type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './wire-dialect.js'
 
 type Json = Record<string, unknown>
@@ -271,6 +272,10 @@ function decodeRequest(request: ReceivedRequest): DecodedRequest {
     messages,
     tools: tools.map((tool) => String(((tool.function ?? {}) as Json).name)),
     resume: undefined,
+    output:
+      nested(body, 'response_format', 'type') === 'json_schema'
+        ? decodeJsonSchemaFormat(nested(body, 'response_format', 'json_schema'), { tagged: false })
+        : undefined,
   }
 }
 

@@ -6,6 +6,7 @@ import type {
   ScenarioResponse,
   ScenarioUsage,
 } from '../fake-provider/scenario.js'
+import { decodeJsonSchemaFormat, nested } from './decode-output.js'
 import type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './wire-dialect.js'
 
 type Json = Record<string, unknown>
@@ -435,6 +436,7 @@ function decodeRequest(request: ReceivedRequest): DecodedRequest {
     messages,
     tools: tools.filter((tool) => tool.type === 'function').map((tool) => String(tool.name)),
     resume: typeof body.previous_response_id === 'string' ? body.previous_response_id : undefined,
+    output: decodeJsonSchemaFormat(nested(body, 'text', 'format'), { tagged: true }),
   }
 }
 

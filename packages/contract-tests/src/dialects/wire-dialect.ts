@@ -25,6 +25,23 @@ export interface DecodedRequest {
   tools: string[]
   /** The provider session id sent back (OpenAI `previous_response_id`), if any. */
   resume: string | undefined
+  /**
+   * The structured output the request asks for through the provider's native field (Anthropic
+   * `output_config.format`, OpenAI Responses `text.format`, Chat Completions `response_format`,
+   * Gemini `generationConfig.responseMimeType` + `responseJsonSchema`), if any. Checked by
+   * A-REQ-011 and A-REQ-012. Default is `undefined` (a dialect that does not decode it).
+   */
+  output?: DecodedOutput | undefined
+}
+
+/** A structured-output request as the wire carried it. */
+export interface DecodedOutput {
+  /** The JSON Schema the reply must match, as sent (a provider may have adapted it, e.g. closed objects). */
+  schema: Record<string, unknown>
+  /** The format's name, for protocols that carry one (OpenAI). */
+  name?: string
+  /** Whether strict schema adherence was asked for, for protocols that have the flag (OpenAI). */
+  strict?: boolean
 }
 
 /** An HTTP error response as the provider sends it. */

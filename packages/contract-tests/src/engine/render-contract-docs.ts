@@ -68,7 +68,7 @@ describeAdapterContract({
   dialect: anthropicMessagesDialect,                                // the provider's wire protocol
   createAdapter: ({ baseURL, apiKey, idleTimeoutMs }) =>
     new MyClaudeAdapter({ baseURL, apiKey, idleTimeoutMs, maxRetries: 0 }),
-  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage'],
+  capabilities: ['toolCalls', 'parallelToolCalls', 'thinking', 'images', 'usage', 'structuredOutput'],
 })
 \`\`\`
 

@@ -15,6 +15,7 @@ export type AdapterCapability =
   | 'images'
   | 'usage'
   | 'providerSessionId'
+  | 'structuredOutput'
 
 /**
  * One numbered contract rule. Its test name is `${id} [${level}] ${title}`, e.g.

@@ -312,6 +312,21 @@ export const brokenAdapterVariants: readonly BrokenAdapterVariant[] = [
   withDefect('drops-images', 'drops image blocks', ['A-REQ-005'], { dropsImages: true }),
   withDefect('drops-thinking', 'drops thinking from the history', ['A-REQ-006'], { dropsThinking: true }),
   withDefect('retries-itself', 'retries once by itself', ['A-REQ-007'], { retriesItself: true }),
+  withDefect(
+    'ignores-output',
+    'sends no structured-output field (the kernel would get free text)',
+    ['A-REQ-011', 'A-REQ-012'],
+    { ignoresOutput: true },
+  ),
+  withDefect(
+    'keeps-output',
+    'keeps the last output schema and sends it with later calls that ask for none',
+    ['A-REQ-012'],
+    { keepsOutput: true },
+  ),
+  withDefect('loosens-output-schema', 'asks for any JSON object instead of the schema given', ['A-REQ-011'], {
+    loosensOutputSchema: true,
+  }),
   withDefect('shares-stream-state', 'keeps the blocks being assembled on the instance', ['A-CNC-001'], {
     sharesStreamState: true,
   }),

@@ -63,6 +63,12 @@ export interface ReferenceAdapterDefects {
   readonly rejectsUnknownStop?: boolean
   /** Links the abort signal only once the response headers arrived. */
   readonly abortsOnlyBody?: boolean
+  /** Sends no structured-output field, whatever `options.output` asks. */
+  readonly ignoresOutput?: boolean
+  /** Keeps the last `options.output` and sends it again with calls that have none. */
+  readonly keepsOutput?: boolean
+  /** Asks for any JSON object (`{ type: 'object' }`) instead of the schema given. */
+  readonly loosensOutputSchema?: boolean
 }
 
 /** Options of {@link ReferenceAnthropicAdapter}. */
@@ -114,6 +120,8 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
   readonly #options: ReferenceAnthropicAdapterOptions
   readonly #defects: ReferenceAdapterDefects
   readonly #shared: StreamState = { blocks: new Map(), order: [] }
+  /** The `keepsOutput` defect's memory. */
+  #lastOutput: AdapterStreamOptions['output']
 
   constructor(options: ReferenceAnthropicAdapterOptions) {
     this.#options = options
@@ -426,8 +434,40 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
         input_schema: tool.inputSchema,
       }))
     }
+    if (defects.keepsOutput) this.#lastOutput = options.output ?? this.#lastOutput
+    const output = defects.keepsOutput ? this.#lastOutput : options.output
+    if (output !== undefined && !defects.ignoresOutput) {
+      // Structured output (A-REQ-011): Claude's constrained decoding wants every object closed.
+      const schema = defects.loosensOutputSchema ? { type: 'object' } : output.schema
+      body.output_config = { format: { type: 'json_schema', schema: closeObjects(schema) } }
+    }
     return body
   }
+}
+
+/**
+ * A copy of a JSON Schema with `additionalProperties: false` on every object schema that does not
+ * set it, as Claude's structured output requires. (`ClaudeAdapter` also moves the constraints
+ * Claude cannot enforce into descriptions; the reference keeps to the minimum.)
+ */
+function closeObjects(schema: unknown): Json {
+  const close = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(close)
+    if (typeof node !== 'object' || node === null) return node
+    const copy: Json = {}
+    for (const [key, value] of Object.entries(node as Json)) {
+      copy[key] =
+        key === 'properties' || key === '$defs' || key === 'definitions'
+          ? Object.fromEntries(Object.entries(value as Json).map(([name, item]) => [name, close(item)]))
+          : key === 'items' || key === 'anyOf' || key === 'allOf' || key === 'oneOf'
+            ? close(value)
+            : value
+    }
+    if ((copy.type === 'object' || copy.properties !== undefined) && copy.additionalProperties === undefined)
+      copy.additionalProperties = false
+    return copy
+  }
+  return close(schema) as Json
 }
 
 /** A view of `body` whose cancel() leaves the source open (the `leavesConnectionOpen` defect). */

@@ -30,7 +30,8 @@ export interface AdapterStreamOptions {
   providerOptions?: Record<string, unknown>
   /**
    * Structured output requested by the caller: the final text must be JSON matching `schema`. An
-   * adapter with capability `structuredOutput` uses the provider's native mechanism; the kernel
+   * adapter with capability `structuredOutput` MUST send it through the provider's native
+   * mechanism, for this call only, and stream the JSON as text (A-REQ-011, A-REQ-012); the kernel
    * parses and validates the text either way. Default is none.
    */
   output?: { name: string; schema: Record<string, unknown> }

@@ -19,6 +19,7 @@ export type { ConnectionFailure } from './map-transport-error.js'
 export type { ProviderIdentity } from './provider-identity.js'
 export {
   checkSendOptions,
+  conflictingOutputOption,
   DEFAULT_IDLE_TIMEOUT_MS,
   invalidOption,
   readBaseUrl,

@@ -7,6 +7,8 @@ import { mapHttpError, mapStreamError } from './map-http-error.js'
 import { describeConnectionFailure, mapTransportError } from './map-transport-error.js'
 import type { ProviderIdentity } from './provider-identity.js'
 import {
+  checkSendOptions,
+  conflictingOutputOption,
   DEFAULT_IDLE_TIMEOUT_MS,
   readBaseUrl,
   readIdleTimeoutMs,
@@ -197,6 +199,33 @@ describe('option validation', () => {
   it('words an unsupported option with the option, the provider and the way out', () => {
     expect(unsupportedOption(acme, 'temperature', 'use apiVersion 1.').message).toBe(
       "temperature is not supported by the Acme adapter (provider 'acme'): use apiVersion 1.",
+    )
+  })
+
+  it('checks the structured output of a send one way: { name, schema } with a schema object', () => {
+    const schema = { type: 'object', properties: {} }
+    expect(() => checkSendOptions(acme, {})).not.toThrow()
+    expect(() => checkSendOptions(acme, { output: { name: 'result', schema } })).not.toThrow()
+    for (const bad of [
+      null,
+      'json',
+      { name: 'result' },
+      { name: 'result', schema: [] },
+      { name: '', schema },
+      { schema },
+    ]) {
+      expect(() => checkSendOptions(acme, { output: bad })).toThrow(
+        /^Invalid output for the Acme adapter \(provider 'acme'\): expected an object \{ name, schema \} with a JSON Schema object as schema, got /,
+      )
+    }
+    expect(() => checkSendOptions(acme, { output: [] })).toThrow(ValidationError)
+  })
+
+  it('words a providerOptions field that conflicts with output, naming the field and the provider', () => {
+    const error = conflictingOutputOption(acme, 'text.format')
+    expect(error).toBeInstanceOf(ValidationError)
+    expect(error.message).toBe(
+      "providerOptions.acme.text.format cannot be set together with output for the Acme adapter (provider 'acme'): the adapter sends it for output; leave one of them out.",
     )
   })
 })

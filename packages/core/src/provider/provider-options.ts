@@ -95,17 +95,41 @@ export function readStringOption(
 
 /**
  * Checks the generic request options of a send the one way every adapter does, before any
- * request: `maxOutputTokens` a positive integer, `temperature` a finite number ≥ 0 (either may be
- * absent). Anything else → {@link invalidOption}.
+ * request: `maxOutputTokens` a positive integer, `temperature` a finite number ≥ 0, `output`
+ * (structured output) an object with a non-empty `name` and a JSON Schema object as `schema`
+ * (each may be absent). Anything else → {@link invalidOption}.
  */
 export function checkSendOptions(
   provider: ProviderIdentity,
-  options: { maxOutputTokens?: unknown; temperature?: unknown },
+  options: { maxOutputTokens?: unknown; temperature?: unknown; output?: unknown },
 ): void {
   readPositiveInteger(provider, 'maxOutputTokens', options.maxOutputTokens)
   const temperature = options.temperature
   if (temperature !== undefined && (typeof temperature !== 'number' || !Number.isFinite(temperature) || temperature < 0))
     throw invalidOption(provider, 'temperature', 'a finite number of at least 0', temperature)
+  const output = options.output
+  if (
+    output !== undefined &&
+    (!isObject(output) || !isObject(output.schema) || typeof output.name !== 'string' || output.name === '')
+  )
+    throw invalidOption(
+      provider,
+      'output',
+      'an object { name, schema } with a JSON Schema object as schema',
+      output,
+    )
+}
+
+/**
+ * The error for a `providerOptions` field that sets the provider's structured output while the
+ * send's `output` asks for one too (`output_config.format`, `text.format`, `response_format`,
+ * `responseJsonSchema` …): a {@link ValidationError} thrown before any request, naming the field
+ * and the provider. `field` is the path under `providerOptions.<provider>`.
+ */
+export function conflictingOutputOption(provider: ProviderIdentity, field: string): ValidationError {
+  return new ValidationError(
+    `providerOptions.${provider.name}.${field} cannot be set together with output for the ${provider.label} adapter (provider '${provider.name}'): the adapter sends it for output; leave one of them out.`,
+  )
 }
 
 /** Reads an optional positive-integer option (a token limit): absent → `undefined`, else {@link invalidOption} unless it is one. */
@@ -148,6 +172,10 @@ function isHttpUrl(text: string): boolean {
   } catch {
     return false
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -15,6 +15,7 @@ export const ADAPTER_CAPABILITIES: readonly AdapterCapability[] = [
   'images',
   'usage',
   'providerSessionId',
+  'structuredOutput',
 ]
 
 /** Default idle timeout handed to `createAdapter` (short, so stall rules stay fast). */

@@ -1,4 +1,4 @@
-import type { AnyMessage, ContentBlock, ToolDefinition } from '@agentx/core'
+import type { AdapterStreamOptions, AnyMessage, ContentBlock, ToolDefinition } from '@agentx/core'
 import type { RuleCheck } from '../../engine/rule-check.js'
 import type { DecodedRequest } from '../../dialects/wire-dialect.js'
 import type { Scenario } from '../../fake-provider/scenario.js'
@@ -43,7 +43,13 @@ async function sentRequest(
   context: AdapterRuleContext,
   check: RuleCheck,
   prompt: string | ContentBlock[],
-  extra: { history?: AnyMessage[]; systemPrompt?: string; tools?: ToolDefinition[]; resume?: string } = {},
+  extra: {
+    history?: AnyMessage[]
+    systemPrompt?: string
+    tools?: ToolDefinition[]
+    resume?: string
+    output?: NonNullable<AdapterStreamOptions['output']>
+  } = {},
 ): Promise<DecodedRequest> {
   context.harness.enqueue(textScenario('Noted.'))
   const before = context.harness.requests.length
@@ -57,6 +63,61 @@ async function sentRequest(
     return check.fail('the server received no request', { expected: 1, actual: 0 })
   }
   return request.decoded
+}
+
+/**
+ * The output schema of A-REQ-011/012: what `SendOptions.output` of a zod or valibot object turns
+ * into (nested object, array of objects, enum, a nullable field), with every property required so
+ * that providers with a strict mode can use it.
+ */
+const OUTPUT_SCHEMA: Record<string, unknown> = {
+  type: 'object',
+  properties: {
+    title: { type: 'string', description: 'The book title.' },
+    year: { type: 'integer' },
+    genre: { type: 'string', enum: ['novel', 'poetry', 'essay'] },
+    authors: {
+      type: 'array',
+      items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    },
+    subtitle: { type: ['string', 'null'] },
+  },
+  required: ['title', 'year', 'genre', 'authors', 'subtitle'],
+}
+
+/** A reply matching {@link OUTPUT_SCHEMA}, as the model streams it. */
+const OUTPUT_REPLY =
+  '{"title":"Dune","year":1965,"genre":"novel","authors":[{"name":"Frank Herbert"}],"subtitle":null}'
+
+const SHAPE_KEYWORDS = ['type', 'properties', 'required', 'items', 'enum', 'const', 'anyOf']
+
+/**
+ * The part of a JSON Schema that decides the shape of a value (types, properties, required,
+ * items, enum, const, anyOf), recursively. Providers may close objects
+ * (`additionalProperties: false`) or move constraints into descriptions; they must keep this.
+ */
+function schemaShape(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(schemaShape)
+  if (typeof schema !== 'object' || schema === null) return schema
+  const record = schema as Record<string, unknown>
+  const shape: Record<string, unknown> = {}
+  for (const keyword of SHAPE_KEYWORDS) {
+    const value = record[keyword]
+    if (value === undefined) continue
+    if (keyword === 'properties' && typeof value === 'object' && value !== null) {
+      shape.properties = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([name, property]) => [
+          name,
+          schemaShape(property),
+        ]),
+      )
+    } else if (keyword === 'required' && Array.isArray(value)) {
+      shape.required = [...value].sort()
+    } else if (keyword === 'items' || keyword === 'anyOf') {
+      shape[keyword] = schemaShape(value)
+    } else shape[keyword] = value
+  }
+  return shape
 }
 
 /** `{ role, text }` per message, for comparing conversations. */
@@ -401,6 +462,67 @@ export const requestRules: AdapterRule[] = [
           { role: 'user', text: 'Follow-up' },
         ],
         'the conversation replayed after an unknown resume id',
+      )
+    },
+  }),
+  defineAdapterRule({
+    id: 'A-REQ-011',
+    level: 'MUST',
+    group,
+    title:
+      'with output, the request asks for JSON of that schema through the provider’s structured-output field, and the JSON arrives as the reply text',
+    requires: ['structuredOutput'],
+    hint: 'Send options.output.schema in the provider’s native field (Anthropic output_config.format, OpenAI text.format or response_format with options.output.name, Gemini responseMimeType + responseJsonSchema); keep its types, properties, required, items and enum; stream the JSON as text, not as a tool call.',
+    async check(context, check) {
+      context.harness.enqueue(textScenario(OUTPUT_REPLY, { deltaSize: 7 }))
+      const before = context.harness.requests.length
+      const events = expectSuccess(
+        check,
+        await runStream(context, check, 'Extract the book: Dune (1965), a novel by Frank Herbert.', {
+          output: { name: 'book', schema: structuredClone(OUTPUT_SCHEMA) },
+        }),
+        'a request with output',
+      )
+      const request = context.harness.requests.at(-1)
+      if (!request || context.harness.requests.length === before)
+        return check.fail('the server received no request', { expected: 1, actual: 0 })
+      const output = request.decoded.output
+      if (output === undefined) {
+        return check.fail('the request carried no structured-output field', {
+          expected: 'the schema in the provider’s native structured-output field',
+          actual:
+            'none (the adapter ignored options.output, or sent it in a field the provider does not read)',
+        })
+      }
+      check.deepEqual(schemaShape(output.schema), schemaShape(OUTPUT_SCHEMA), 'the shape of the schema sent')
+      if (output.name !== undefined) check.equal(output.name, 'book', 'the format name sent')
+      const message = events.find((event) => event.type === 'message')
+      check.deepEqual(
+        {
+          text: message?.type === 'message' ? blockText(message.content) : undefined,
+          toolCalls: events.filter((event) => event.type === 'tool-call').length,
+        },
+        { text: OUTPUT_REPLY, toolCalls: 0 },
+        'the reply: its JSON as the message text, no tool call',
+      )
+    },
+  }),
+  defineAdapterRule({
+    id: 'A-REQ-012',
+    level: 'MUST',
+    group,
+    title: 'output applies only to the call that asks for it: the next call without output asks for none',
+    requires: ['structuredOutput'],
+    hint: 'Build the structured-output field from each call’s options.output; keep nothing of it on the adapter or its client.',
+    async check(context, check) {
+      const first = await sentRequest(context, check, 'As JSON, please.', {
+        output: { name: 'book', schema: structuredClone(OUTPUT_SCHEMA) },
+      })
+      const second = await sentRequest(context, check, 'Now in prose.')
+      check.deepEqual(
+        { withOutput: first.output !== undefined, withoutOutput: second.output },
+        { withOutput: true, withoutOutput: undefined },
+        'the structured-output field of a call with output, then of a call without',
       )
     },
   }),
