@@ -1,41 +1,27 @@
 import type { AdapterMessage, AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
-import type { SessionInit } from '../contracts/session-factory.js'
 import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages.js'
+import type { SessionInit } from '../contracts/session-factory.js'
 import type { SessionState } from '../contracts/session-state.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
+import { ValidationError } from '../errors/validation-error.js'
 import type { PendingToolCall, ToolAnswer, ToolApproval } from '../tools/tool.js'
 import { EventStream } from '../util/event-stream.js'
-import { isAgentTool } from '../tools/agent-tool.js'
-import { repliedInstead } from './approvals.js'
-import { profileFor, toolsFor } from './send-profile.js'
-import { closeWaitingChildren } from './subagents.js'
-import { runSend, type SendHooks, waitingBatch } from './send-loop.js'
+import { type CompactOptions, compactNow, validateCompactOptions } from './compaction.js'
+import { runSend, type SendHooks } from './send-loop.js'
+import { profileFor } from './send-profile.js'
 import type { SendOptions, Session } from './session.js'
 import { isAbort, type SendRun, SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
+import type { ForkOptions } from './session-fork.js'
 import type { MessagesQuery } from './session-history.js'
+import { closePending, forkSession, isIdle, pendingOf, updateSession } from './session-operations.js'
+import type { SessionProfile } from './session-profile.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { canSend } from './session-state.js'
+import type { SessionUpdate } from './session-update.js'
 import { validateSendInput, validateSendOptions } from './validate-input.js'
-import {
-  type ForkOptions,
-  planFork,
-  readStoredSession,
-  validateForkOptions,
-  writeFork,
-} from './session-fork.js'
-import {
-  applySessionUpdate,
-  changesSendSettings,
-  type SessionUpdate,
-  validateSessionUpdate,
-} from './session-update.js'
-import { mergeTools } from './tool-step.js'
-import { type CompactOptions, compactNow, validateCompactOptions } from './compaction.js'
-import type { SessionProfile } from './session-profile.js'
-import { ValidationError } from '../errors/validation-error.js'
 
 /**
  * The kernel's session: the public methods of {@link Session}. The send flow itself is a loop of
@@ -169,69 +155,26 @@ export class BaseSession implements Session {
     await core.write(core.saveSession())
   }
 
-  async update(update: SessionUpdate): Promise<void> {
-    const core = this.#core
-    core.assertUsable()
-    const checked = validateSessionUpdate(update)
-    if (core.run && changesSendSettings(checked)) throw new SessionBusyError(this.id)
-    // Several processes: start from what the store holds, not from this object's older copy — unless
-    // a send runs (or starts meanwhile): it reads the store itself and owns the record.
-    if (core.lease && this.persister && this.#isIdle()) {
-      const stored = await this.persister.getSession(this.id)
-      if (stored === null) throw deletedElsewhere(this.id)
-      if (this.#isIdle()) {
-        core.data = { ...stored }
-        core.usage = { ...stored.tokenUsage }
-      } else if (changesSendSettings(checked)) throw new SessionBusyError(this.id)
-    }
-    if (!applySessionUpdate(core.data, checked)) return
-    await core.saveSession()
+  update(update: SessionUpdate): Promise<void> {
+    return updateSession(this.#core, update)
   }
 
-  async fork(options?: ForkOptions): Promise<Session> {
-    const core = this.#core
-    core.assertUsable()
-    const checked = validateForkOptions(options)
-    if (core.run) throw new SessionBusyError(this.id)
-    let source: { data: SessionData; history: readonly AnyMessage[] }
-    if (core.lease && this.persister) {
-      // Several processes: copy what the store holds (this object's own writes first), read into a
-      // snapshot of the fork's own, so a send starting meanwhile is not disturbed.
-      await core.queue?.flush()
-      const stored = await readStoredSession(this.persister, this.id)
-      if (stored === null) throw deletedElsewhere(this.id)
-      source = stored
-    } else {
-      // The whole conversation: a compacted session holds only what follows its latest summary.
-      source = { data: this.toSessionData(), history: await core.history.page() }
-    }
-    const plan = await planFork(source.data, source.history, checked, mergeTools(this.options.tools))
-    if (this.persister) await writeFork(this.persister, plan)
-    if (core.openSession) return core.openSession(plan.data, plan.messages)
-    const Session = this.constructor as new (init: SessionInit) => Session
-    return new Session({
-      data: plan.data,
-      adapter: this.adapter,
-      options: this.options,
-      messages: plan.messages,
-      isClosed: core.isClosed,
-      ...(this.persister === undefined ? {} : { persister: this.persister }),
+  fork(options?: ForkOptions): Promise<Session> {
+    return forkSession(this.#core, options, (data, messages) => {
+      const Session = this.constructor as new (init: SessionInit) => Session
+      return new Session({
+        data,
+        adapter: this.adapter,
+        options: this.options,
+        messages,
+        isClosed: this.#core.isClosed,
+        ...(this.persister === undefined ? {} : { persister: this.persister }),
+      })
     })
   }
 
-  async getPending(): Promise<PendingToolCall[]> {
-    const core = this.#core
-    core.assertUsable()
-    if (core.run !== undefined) return []
-    // Several processes on one store: another one may have answered (or asked) since this object looked.
-    if (core.lease !== undefined) await core.refresh()
-    // Derived from the stored messages, not the state: a process that died after storing the
-    // calls but before saving `waiting_input` left an `interrupted` session that still waits.
-    if (core.data.state === 'active') return []
-    await core.history.load()
-    const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
-    const batch = await waitingBatch(core, tools, new AbortController().signal)
-    return batch?.pending ?? []
+  getPending(): Promise<PendingToolCall[]> {
+    return pendingOf(this.#core)
   }
 
   compact(options?: CompactOptions): Promise<AnyMessage> {
@@ -285,23 +228,8 @@ export class BaseSession implements Session {
    * are closed as not run, waiting children give up theirs, and the session is `completed`. Called
    * by the kernel, not by applications.
    */
-  async closePending(): Promise<void> {
-    const core = this.#core
-    if (core.run !== undefined || core.data.state !== 'waiting_input') return
-    await core.history.load()
-    const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
-    const batch = await waitingBatch(core, tools, new AbortController().signal)
-    if (batch !== undefined) {
-      await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
-        isAgentTool(tools.get(call.name)),
-      )
-      const message = core.history.append(core.newMessage('tool', repliedInstead(batch)))
-      void core.queue?.saveMessage(message)
-      core.emit({ type: 'message', message })
-    }
-    core.setState('completed')
-    core.data.lastActivity = new Date().toISOString()
-    await core.write(core.saveSession())
+  closePending(): Promise<void> {
+    return closePending(this.#core)
   }
 
   /**
@@ -322,15 +250,9 @@ export class BaseSession implements Session {
    * did. Not for application code.
    */
   releaseIfIdle(): boolean {
-    if (this.persister === undefined || !this.#isIdle()) return false
+    if (this.persister === undefined || !isIdle(this.#core)) return false
     this.#core.history.release()
     return true
-  }
-
-  /** No send runs and no write is in flight. */
-  #isIdle(): boolean {
-    const core = this.#core
-    return core.run === undefined && (core.queue === undefined || core.queue.idle)
   }
 
   async delete(): Promise<void> {
@@ -422,8 +344,4 @@ export class BaseSession implements Session {
     core.running = running
     return running
   }
-}
-
-function deletedElsewhere(id: string): SessionStateError {
-  return new SessionStateError(`Session ${id} was deleted by another process.`, { state: 'deleted' })
 }

@@ -1,0 +1,120 @@
+import type { SessionData } from '../contracts/agent-persister.js'
+import type { AnyMessage } from '../contracts/messages.js'
+import { SessionBusyError } from '../errors/session-busy-error.js'
+import { SessionStateError } from '../errors/session-state-error.js'
+import { isAgentTool } from '../tools/agent-tool.js'
+import type { PendingToolCall } from '../tools/tool.js'
+import { repliedInstead } from './approvals.js'
+import { waitingBatch } from './send-loop.js'
+import { profileFor, toolsFor } from './send-profile.js'
+import type { Session } from './session.js'
+import type { SessionCore } from './session-core.js'
+import {
+  type ForkOptions,
+  planFork,
+  readStoredSession,
+  validateForkOptions,
+  writeFork,
+} from './session-fork.js'
+import {
+  applySessionUpdate,
+  changesSendSettings,
+  type SessionUpdate,
+  validateSessionUpdate,
+} from './session-update.js'
+import { closeWaitingChildren } from './subagents.js'
+import { mergeTools } from './tool-step.js'
+
+/** No send runs and no write is in flight. */
+export function isIdle(core: SessionCore): boolean {
+  return core.run === undefined && (core.queue === undefined || core.queue.idle)
+}
+
+/** `session.update()`: validated, stored; with leases, applied to what the store holds. */
+export async function updateSession(core: SessionCore, update: SessionUpdate): Promise<void> {
+  core.assertUsable()
+  const checked = validateSessionUpdate(update)
+  if (core.run && changesSendSettings(checked)) throw new SessionBusyError(core.id)
+  // Several processes: start from what the store holds, not from this object's older copy — unless
+  // a send runs (or starts meanwhile): it reads the store itself and owns the record.
+  if (core.lease && core.persister && isIdle(core)) {
+    const stored = await core.persister.getSession(core.id)
+    if (stored === null) throw deletedElsewhere(core.id)
+    if (isIdle(core)) {
+      core.data = { ...stored }
+      core.usage = { ...stored.tokenUsage }
+    } else if (changesSendSettings(checked)) throw new SessionBusyError(core.id)
+  }
+  if (!applySessionUpdate(core.data, checked)) return
+  await core.saveSession()
+}
+
+/**
+ * `session.fork()`: copies the conversation (what the store holds, with leases) into a new
+ * session written in one batch; `open` makes its object (through the agent's cache when it can).
+ */
+export async function forkSession(
+  core: SessionCore,
+  options: ForkOptions | undefined,
+  open: (data: SessionData, messages: AnyMessage[]) => Session,
+): Promise<Session> {
+  core.assertUsable()
+  const checked = validateForkOptions(options)
+  if (core.run) throw new SessionBusyError(core.id)
+  let source: { data: SessionData; history: readonly AnyMessage[] }
+  if (core.lease && core.persister) {
+    // Several processes: copy what the store holds (this object's own writes first), read into a
+    // snapshot of the fork's own, so a send starting meanwhile is not disturbed.
+    await core.queue?.flush()
+    const stored = await readStoredSession(core.persister, core.id)
+    if (stored === null) throw deletedElsewhere(core.id)
+    source = stored
+  } else {
+    // The whole conversation: a compacted session holds only what follows its latest summary.
+    source = { data: core.toSessionData(), history: await core.history.page() }
+  }
+  const plan = await planFork(source.data, source.history, checked, mergeTools(core.options.tools))
+  if (core.persister) await writeFork(core.persister, plan)
+  return (core.openSession ?? open)(plan.data, plan.messages)
+}
+
+/** `session.getPending()`: derived from the stored messages (and, with leases, what others stored). */
+export async function pendingOf(core: SessionCore): Promise<PendingToolCall[]> {
+  core.assertUsable()
+  if (core.run !== undefined) return []
+  // Several processes on one store: another one may have answered (or asked) since this object looked.
+  if (core.lease !== undefined) await core.refresh()
+  // Derived from the stored messages, not the state: a process that died after storing the
+  // calls but before saving `waiting_input` left an `interrupted` session that still waits.
+  if (core.data.state === 'active') return []
+  await core.history.load()
+  const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
+  const batch = await waitingBatch(core, tools, new AbortController().signal)
+  return batch?.pending ?? []
+}
+
+/**
+ * Gives up the calls a session waits on (its parent's user wrote instead of answering): they are
+ * closed as not run, waiting children give up theirs, and the session is `completed`.
+ */
+export async function closePending(core: SessionCore): Promise<void> {
+  if (core.run !== undefined || core.data.state !== 'waiting_input') return
+  await core.history.load()
+  const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
+  const batch = await waitingBatch(core, tools, new AbortController().signal)
+  if (batch !== undefined) {
+    await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
+      isAgentTool(tools.get(call.name)),
+    )
+    const message = core.history.append(core.newMessage('tool', repliedInstead(batch)))
+    void core.queue?.saveMessage(message)
+    core.emit({ type: 'message', message })
+  }
+  core.setState('completed')
+  core.data.lastActivity = new Date().toISOString()
+  await core.write(core.saveSession())
+}
+
+function deletedElsewhere(id: string): SessionStateError {
+  return new SessionStateError(`Session ${id} was deleted by another process.`, { state: 'deleted' })
+}
