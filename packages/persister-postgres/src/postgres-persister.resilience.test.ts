@@ -163,7 +163,15 @@ describe('PostgresPersister when connections fail', () => {
       await Promise.all(first)
       // Make sure an idle connection sits in the pool (a loaded machine may have let none survive),
       // then kill it under the pool's feet: the next save must not reuse it.
-      await pool.query('select 1')
+      // (The pool may still hand out a client killed above first: try until a live one answers.)
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await pool.query('select 1')
+          break
+        } catch (error) {
+          if (attempt >= 5) throw error
+        }
+      }
       expect(await terminateBackendsOnceConnected(applicationName)).toBeGreaterThan(0)
       await store.saveMessage('s', message('s', 300))
       expect((await store.getMessages('s')).length).toBe(301)
