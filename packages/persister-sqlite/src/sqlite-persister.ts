@@ -435,18 +435,18 @@ export class SqlitePersister implements AgentPersister {
 const MAX_SEQ_BOUND = 2 ** 53
 
 /**
- * `metadata` holds exactly `value` at the top-level `key`. `json_each` compares the key as text,
- * so any key works (dots, quotes, `$`), and the JSON type is part of the match: `1`, `'1'` and
- * `true` differ.
+ * `metadata` holds exactly `value` at the top-level `key`: a lookup in the `session_metadata`
+ * index (schema 3), which holds every top-level string, number and boolean with its JSON type, so
+ * `1`, `'1'` and `true` differ and any key works (dots, quotes, `$`).
  */
 function metadataEquals(key: string, value: string | number | boolean) {
-  const type =
+  const [type, stored] =
     typeof value === 'string'
-      ? sql`entry.type = 'text' and entry.value = ${value}`
+      ? ['string', value]
       : typeof value === 'number'
-        ? sql`entry.type in ('integer', 'real') and entry.value = ${value}`
-        : sql`entry.type = ${value ? 'true' : 'false'}`
-  return sql<boolean>`exists (select 1 from json_each(sessions.metadata) as entry where entry.key = ${key} and ${type})`
+        ? ['number', value]
+        : ['boolean', value ? 1 : 0]
+  return sql<boolean>`sessions.id in (select session_id from session_metadata where key = ${key} and value_type = ${type} and value = ${stored})`
 }
 
 /** Creates a {@link SqlitePersister}: the factory `@agentx/core` calls for its default persister. */
