@@ -101,8 +101,8 @@ function queryPlan(filename: string, statement: string): string {
 }
 
 /**
- * 2 000 sessions of 20 users and 3 apps, four in five of them children; metadata with a common
- * value (`team`), a rare one (`ticket`) and a boolean.
+ * 2 000 sessions of 20 users and 3 apps, four in five of them children, one in ten active; metadata
+ * with a common value (`team`), a rare one (`ticket`) and a boolean.
  */
 async function populated(): Promise<{ filename: string; persister: SqlitePersister }> {
   const filename = newFile()
@@ -113,6 +113,7 @@ async function populated(): Promise<{ filename: string; persister: SqlitePersist
       persister.saveSession(
         session(`s${index}`, {
           lastActivity: new Date(Date.UTC(2026, 0, 1) + index * 1000).toISOString(),
+          state: index % 10 === 0 ? 'active' : 'idle',
           userId: `u${index % 20}`,
           appName: `a${index % 3}`,
           metadata: { team: `t${index % 4}`, ticket: index, open: index % 2 === 0 },
@@ -133,6 +134,7 @@ describe('SQLite listing filters on indexes (schema 3)', () => {
       [{ userId: 'u5', limit: 20, offset: 20 }, 'sessions_top_user_activity'],
       [{ appName: 'a1', limit: 20 }, 'sessions_top_app_activity'],
       [{ userId: 'u5', appName: 'a1', limit: 20 }, 'sessions_top_user_app_activity'],
+      [{ state: 'active', limit: 20 }, 'sessions_top_state_activity'],
     ] as const) {
       const plan = queryPlan(filename, await listingStatement(persister, query))
       expect(plan, JSON.stringify(query)).toMatch(new RegExp(`USING (COVERING )?INDEX ${index}\\b`))

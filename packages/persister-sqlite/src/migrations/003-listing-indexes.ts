@@ -21,7 +21,7 @@ where json_type(${row}.metadata) = 'object' and entry.type in ('text', 'integer'
  * Version 3: indexes for the two listing filters that were checked row by row.
  *
  * - `includeChildren: false` (the default of `listSessions`): partial indexes of the top-level
- *   sessions (`parent_session_id is null`) in listing order, alone and per user and/or app, so a
+ *   sessions (`parent_session_id is null`) in listing order, alone, per user and/or app and per state, so a
  *   page of top-level sessions is read in order without stepping over child sessions.
  * - `metadata: { key, value }`: the side table `session_metadata` holds one row per top-level
  *   metadata key with a string, number or boolean value, indexed by `(key, value_type, value)`.
@@ -59,6 +59,12 @@ export const listingIndexes: SqliteMigration = {
         .createIndex('sessions_top_user_app_activity')
         .on('sessions')
         .columns(['user_id', 'app_name', 'last_activity', 'id_order'])
+        .where(topLevel, 'is', null)
+        .compile(),
+      schema
+        .createIndex('sessions_top_state_activity')
+        .on('sessions')
+        .columns(['state', 'last_activity', 'id_order'])
         .where(topLevel, 'is', null)
         .compile(),
       // WITHOUT ROWID: the rows live in the primary key's b-tree, and the lookup index below
