@@ -228,10 +228,10 @@ export class PostgresPersister implements AgentPersister {
       if (query.appName !== undefined) filters.appName = keyText(query.appName, 'query.appName')
       if (states !== undefined) filters.states = states.map((state) => keyText(state, 'query.state'))
       if (query.metadata !== undefined) {
-        filters.metadata = {
-          key: keyText(query.metadata.key, 'query.metadata.key'),
-          json: encodeJson(query.metadata.value),
-        }
+        filters.metadata = metadataContainment(
+          keyText(query.metadata.key, 'query.metadata.key'),
+          query.metadata.value,
+        )
       }
       const { limit, offset } = query
       return async (statements) => {
@@ -693,6 +693,16 @@ export class PostgresPersister implements AgentPersister {
       throw new PersistenceError(`This PostgresPersister (${this.server}) is closed.`, { code: 'CLOSED' })
     }
   }
+}
+
+/**
+ * The JSON text of `{ [key]: value }` for `metadata @> $1::jsonb`, `key` already encoded. For a
+ * string, number or boolean, containment is exact equality of the value at that key: the JSON type
+ * must match (`1`, `'1'` and `true` differ), and an array or object at the key never matches.
+ * `validateListQuery` has checked that a number is finite. Written by hand so that a key such as `__proto__` stays a plain key.
+ */
+function metadataContainment(key: string, value: string | number | boolean): string {
+  return `{${JSON.stringify(key)}:${encodeJson(value)}}`
 }
 
 /** Above every stored seq (they are safe integers), and still a bigint parameter. */

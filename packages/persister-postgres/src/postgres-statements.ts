@@ -53,8 +53,8 @@ export interface SessionFilters {
   userId?: string
   appName?: string
   states?: readonly string[]
-  /** The metadata key (encoded) and the JSON text of the value (encoded). */
-  metadata?: { key: string; json: string }
+  /** The JSON text of a one-key object, `{"key": value}` (key and value encoded): see {@link metadataContainment}. */
+  metadata?: string
   /** Leave out sessions with a parent. */
   withoutChildren?: boolean
 }
@@ -141,7 +141,8 @@ order by m.seq ${fromEnd ? sql`desc` : sql`asc`} limit ${limit}`.execute(this.#k
     }
     if (filters.withoutChildren) conditions.push(sql`parent_session_id is null`)
     if (filters.metadata !== undefined) {
-      conditions.push(sql`metadata -> ${filters.metadata.key}::text = ${filters.metadata.json}::jsonb`)
+      // Containment, answered by the GIN index `sessions_metadata` (schema 3).
+      conditions.push(sql`metadata @> ${filters.metadata}::jsonb`)
     }
     const where = conditions.length === 0 ? sql`` : sql`where ${sql.join(conditions, sql` and `)}`
     const { rows } =
