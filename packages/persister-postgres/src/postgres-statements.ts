@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely'
+import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely'
 import type { MessageReadRow, MessageRow } from './message-row.js'
 import type { Database } from './postgres-schema.js'
 import type { SessionReadRow, SessionRow } from './session-row.js'
@@ -89,14 +89,19 @@ export class PostgresStatements {
     this.#upsertSessions = upsertStatement(this.#sessions, SESSION_COLUMNS, ['id'])
   }
 
-  /** Upserts message rows by `(session_id, id)`; the rows MUST have distinct keys. */
-  async upsertMessages(rows: readonly MessageRow[]): Promise<void> {
-    await this.#upsertMessages(rows).execute(this.#kysely)
+  /** The upsert of message rows by `(session_id, id)`, compiled; the rows MUST have distinct keys. */
+  upsertMessages(rows: readonly MessageRow[]): CompiledQuery {
+    return this.#upsertMessages(rows).compile(this.#kysely)
   }
 
-  /** Upserts session rows by `id`; the rows MUST have distinct ids. */
-  async upsertSessions(rows: readonly SessionRow[]): Promise<void> {
-    await this.#upsertSessions(rows).execute(this.#kysely)
+  /** The upsert of session rows by `id`, compiled; the rows MUST have distinct ids. */
+  upsertSessions(rows: readonly SessionRow[]): CompiledQuery {
+    return this.#upsertSessions(rows).compile(this.#kysely)
+  }
+
+  /** Runs a compiled statement on a connection of the pool. */
+  async execute(query: CompiledQuery): Promise<void> {
+    await this.#kysely.executeQuery(query)
   }
 
   /**
