@@ -84,7 +84,11 @@ async function listingStatement(persister: SqlitePersister, query: ListSessionsQ
   } as typeof prepare)
   await persister.listSessions(query)
   spy.mockRestore()
-  const listing = statements.find((text) => text.startsWith('select') && text.includes('from "sessions"'))
+  const listing = statements.find(
+    (text) =>
+      text.startsWith('select') &&
+      (text.includes('from "sessions"') || text.includes('from "session_metadata"')),
+  )
   if (listing === undefined) throw new Error(`no listing statement was prepared for ${JSON.stringify(query)}`)
   return listing
 }
@@ -150,32 +154,20 @@ describe('SQLite listing filters on indexes (schema 3)', () => {
     expect(all).not.toMatch(/TEMP B-TREE/)
   })
 
-  it('answers a metadata filter with a lookup in the session_metadata index, never a scan of sessions', async () => {
+  it('answers a metadata filter from the session_metadata index in listing order: no scan, no sort, with or without a scope', async () => {
     const { filename, persister } = await populated()
     for (const query of [
       { metadata: { key: 'ticket', value: 1234 }, limit: 20 },
       { metadata: { key: 'team', value: 't1' }, includeChildren: true, limit: 20, offset: 40 },
       { metadata: { key: 'open', value: true }, includeChildren: true },
+      { metadata: { key: 'open', value: false }, userId: 'u5', limit: 5 },
+      { metadata: { key: 'team', value: 't1' }, state: ['idle', 'active'], appName: 'a1', limit: 5 },
     ] satisfies ListSessionsQuery[]) {
       const plan = queryPlan(filename, await listingStatement(persister, query))
       expect(plan, JSON.stringify(query)).toMatch(
-        /SEARCH session_metadata USING COVERING INDEX session_metadata_lookup \(key=\? AND value_type=\? AND value=\?\)/,
+        /^SEARCH m USING COVERING INDEX session_metadata_lookup \(key=\? AND value_type=\? AND value=\?\) \| SEARCH sessions USING INDEX sqlite_autoindex_sessions_1 \(id=\?\)$/,
       )
-      expect(plan, JSON.stringify(query)).toMatch(
-        /SEARCH sessions USING INDEX sqlite_autoindex_sessions_1 \(id=\?\)/,
-      )
-      expect(plan, JSON.stringify(query)).not.toMatch(/SCAN sessions/)
-      expect(plan, JSON.stringify(query)).not.toMatch(/json_each|VIRTUAL TABLE/)
     }
-    // With a scope, both sides are index lookups: the user's top-level sessions in order, tested
-    // against the matching ids.
-    const scoped = queryPlan(
-      filename,
-      await listingStatement(persister, { userId: 'u5', metadata: { key: 'open', value: false }, limit: 5 }),
-    )
-    expect(scoped).toMatch(/SEARCH sessions USING INDEX sessions_top_user_activity \(user_id=\?\)/)
-    expect(scoped).toMatch(/SEARCH session_metadata USING COVERING INDEX session_metadata_lookup/)
-    expect(scoped).not.toMatch(/SCAN sessions/)
     expect(
       (await persister.listSessions({ userId: 'u5', metadata: { key: 'open', value: false }, limit: 2 })).map(
         (s) => s.id,
@@ -300,6 +292,36 @@ describe('SQLite listing filters on indexes (schema 3)', () => {
     expect(sideRows(filename)).toEqual([])
   })
 
+  it('keeps the listing order of session_metadata equal to the sessions: a new activity moves a session to the front', async () => {
+    const filename = newFile()
+    const persister = persisterAt(filename)
+    for (const [index, id] of ['a', 'b', 'c'].entries()) {
+      await persister.saveSession(
+        session(id, { lastActivity: `2026-01-0${index + 1}T00:00:00.000Z`, metadata: { team: 'red' } }),
+      )
+    }
+    const red = async () =>
+      (await persister.listSessions({ metadata: { key: 'team', value: 'red' } })).map((s) => s.id)
+    expect(await red()).toEqual(['c', 'b', 'a'])
+    await persister.saveSession(
+      session('a', { lastActivity: '2026-02-01T00:00:00.000Z', metadata: { team: 'red' } }),
+    )
+    expect(await red()).toEqual(['a', 'c', 'b'])
+    // Ties on lastActivity: by id, descending (UTF-16 order), as listSessions always sorts.
+    await persister.saveSession(
+      session('b', { lastActivity: '2026-02-01T00:00:00.000Z', metadata: { team: 'red' } }),
+    )
+    expect(await red()).toEqual(['b', 'a', 'c'])
+    const mismatched = readOnly(filename)
+      .prepare(
+        `select count(*) from session_metadata as m join sessions as s on s.id = m.session_id
+where m.last_activity is not s.last_activity or m.id_order is not s.id_order`,
+      )
+      .pluck()
+      .get()
+    expect(mismatched).toBe(0)
+  })
+
   it('does not rewrite session_metadata when a session is saved with the metadata it has', async () => {
     const filename = newFile()
     const persister = persisterAt(filename)
@@ -312,9 +334,24 @@ describe('SQLite listing filters on indexes (schema 3)', () => {
     const start = await changes()
     await persister.saveSession(session('a', { state: 'active', metadata: { team: 'red', n: 1 } }))
     expect((await changes()) - start).toBe(1)
-    await persister.saveSession(session('a', { state: 'idle', metadata: { team: 'blue', n: 1 } }))
+    // A new activity updates the two rows in place.
+    await persister.saveSession(
+      session('a', {
+        state: 'idle',
+        lastActivity: '2026-03-01T00:00:00.000Z',
+        metadata: { team: 'red', n: 1 },
+      }),
+    )
+    expect((await changes()) - start).toBe(1 + 1 + 2)
+    await persister.saveSession(
+      session('a', {
+        state: 'idle',
+        lastActivity: '2026-03-01T00:00:00.000Z',
+        metadata: { team: 'blue', n: 1 },
+      }),
+    )
     // The session row, then the trigger: two rows deleted, two inserted.
-    expect((await changes()) - start).toBe(1 + 1 + 4)
+    expect((await changes()) - start).toBe(1 + 1 + 2 + 1 + 4)
     expect(sideRows(filename)).toEqual([
       ['a', 'n', 'number', 1],
       ['a', 'team', 'string', 'blue'],

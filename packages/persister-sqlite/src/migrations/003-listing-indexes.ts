@@ -9,10 +9,10 @@ import type { SqliteMigration } from './sqlite-migration.js'
  * object (only another writer could store one) has no rows.
  */
 function metadataRows(row: string, from: string): string {
-  return `insert or replace into session_metadata (session_id, key, value_type, value)
+  return `insert or replace into session_metadata (session_id, key, value_type, value, last_activity, id_order)
 select ${row}.id, entry.key,
   case entry.type when 'text' then 'string' when 'true' then 'boolean' when 'false' then 'boolean' else 'number' end,
-  entry.value
+  entry.value, ${row}.last_activity, ${row}.id_order
 from ${from}
 where json_type(${row}.metadata) = 'object' and entry.type in ('text', 'integer', 'real', 'true', 'false')`
 }
@@ -24,10 +24,13 @@ where json_type(${row}.metadata) = 'object' and entry.type in ('text', 'integer'
  *   sessions (`parent_session_id is null`) in listing order, alone, per user and/or app and per state, so a
  *   page of top-level sessions is read in order without stepping over child sessions.
  * - `metadata: { key, value }`: the side table `session_metadata` holds one row per top-level
- *   metadata key with a string, number or boolean value, indexed by `(key, value_type, value)`.
- *   Triggers on `sessions` keep it equal to the `metadata` column in the statement that writes it
- *   (every writer, every process), and its foreign key removes its rows with their session. The
- *   type is part of the key, so `1`, `'1'` and `true` differ; `1` and `1.0` are one number.
+ *   metadata key with a string, number or boolean value, with the session's listing order, indexed
+ *   by `(key, value_type, value, last_activity, id_order)`: a filter reads the matching sessions
+ *   newest first and stops when the page is full, whether one session matches or most do.
+ *   Triggers on `sessions` keep it equal to the `metadata`, `last_activity` and `id_order` columns
+ *   in the statement that writes them (every writer, every process), and its foreign key removes
+ *   its rows with their session. The type is part of the key, so `1`, `'1'` and `true` differ; `1`
+ *   and `1.0` are one number.
  *
  * Existing rows are copied into the side table in the migration's transaction.
  */
@@ -70,6 +73,7 @@ export const listingIndexes: SqliteMigration = {
       // WITHOUT ROWID: the rows live in the primary key's b-tree, and the lookup index below
       // carries (session_id, key) with it, so a lookup never reads the table. `value` is ANY: a
       // string stays text, a number integer or real, a boolean 1 or 0 (told apart by value_type).
+      // `last_activity` and `id_order` copy the session's, so that the index is in listing order.
       schema
         .createTable('session_metadata')
         .addColumn('session_id', 'text', (column) =>
@@ -78,13 +82,15 @@ export const listingIndexes: SqliteMigration = {
         .addColumn('key', 'text', (column) => column.notNull())
         .addColumn('value_type', 'text', (column) => column.notNull())
         .addColumn('value', sql`any`, (column) => column.notNull())
+        .addColumn('last_activity', 'text', (column) => column.notNull())
+        .addColumn('id_order', 'blob', (column) => column.notNull())
         .addPrimaryKeyConstraint('session_metadata_pk', ['session_id', 'key'])
         .modifyEnd(sql`strict, without rowid`)
         .compile(),
       schema
         .createIndex('session_metadata_lookup')
         .on('session_metadata')
-        .columns(['key', 'value_type', 'value'])
+        .columns(['key', 'value_type', 'value', 'last_activity', 'id_order'])
         .compile(),
       // `or replace`: a metadata text with a repeated key (only another writer can make one) keeps
       // the last value, the one JSON.parse reads back.
@@ -94,12 +100,19 @@ begin
   ${metadataRows('new', 'json_each(new.metadata) as entry')};
 end`),
       // Only when the metadata changed: saving a session with the same metadata (the kernel does at
-      // the end of every send) costs nothing here.
+      // the end of every send) only moves its rows (next trigger).
       CompiledQuery.raw(`create trigger sessions_metadata_update after update of metadata on sessions
 when new.metadata is not old.metadata
 begin
   delete from session_metadata where session_id = old.id;
   ${metadataRows('new', 'json_each(new.metadata) as entry')};
+end`),
+      // A session saved with new activity and the same metadata (every send) moves its rows in the
+      // listing order.
+      CompiledQuery.raw(`create trigger sessions_metadata_activity after update of last_activity, id_order on sessions
+when new.metadata is old.metadata and (new.last_activity is not old.last_activity or new.id_order is not old.id_order)
+begin
+  update session_metadata set last_activity = new.last_activity, id_order = new.id_order where session_id = new.id;
 end`),
       CompiledQuery.raw(metadataRows('sessions', 'sessions, json_each(sessions.metadata) as entry')),
     ]

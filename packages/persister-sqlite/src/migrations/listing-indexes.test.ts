@@ -177,6 +177,15 @@ describe('SQLite migration 3 (listing indexes) of databases made by schema 1 and
       expect(rows).toEqual(sideRowsFor(expected.sessions))
       // v1: `a.b`, `$gt` and `note` (NUL inside); v2 also the sessions made for these filters.
       expect(rows).toHaveLength(version === 'v2' ? 27 : 3)
+      // Each row carries its session's listing order.
+      const mismatched = raw(filename)
+        .prepare(
+          `select count(*) from session_metadata as m join sessions as s on s.id = m.session_id
+where m.last_activity is not s.last_activity or m.id_order is not s.id_order`,
+        )
+        .pluck()
+        .get()
+      expect(mismatched).toBe(0)
     })
 
     it(`answers every listing filter over the upgraded ${version} rows like the reference persister`, async () => {
