@@ -3,7 +3,10 @@ import { isAgentError, PersistenceError, ValidationError } from '@agentx/core'
 
 /** The SQLSTATE of a PostgreSQL error (`23505`, …), if `error` carries one. */
 export function postgresCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null | undefined)?.code
+  const fields = error as { code?: unknown; syscall?: unknown } | null | undefined
+  const code = fields?.code
+  // A Node system error has a `syscall`; its code can look like a SQLSTATE (`EPIPE`).
+  if (typeof fields?.syscall === 'string') return undefined
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from '@agentx/core'
 import type { PostgresPool, PostgresPoolClient } from 'kysely'
 import pg from 'pg'
 import type { PgPool, PgPoolClient } from './pg-pool.js'
+import type { PipelineClient } from './write-connection.js'
 
 /** What {@link openPostgresPool} needs. */
 export interface OpenPostgresPoolOptions {
@@ -22,6 +23,12 @@ export interface PostgresPoolHandle {
   readonly owned: boolean
   /** The server as `host:port/database`, never with credentials, for error messages. */
   readonly server: string
+  /**
+   * Creates a client in pg's pipeline mode with the settings of the pool, for the persister's write
+   * connection; only when the persister created the pool (a pool passed in is the application's to
+   * configure, and the persister opens no connection outside it).
+   */
+  readonly createWriteClient: (() => PipelineClient) | undefined
 }
 
 /**
@@ -36,18 +43,15 @@ export interface PostgresPoolHandle {
  */
 export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPoolHandle {
   const given = options.pool
+  const clientConfig = {
+    connectionString: options.connectionString,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    application_name: options.applicationName,
+    ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+  }
   const created =
     given === undefined
-      ? new pg.Pool({
-          Client: GuardedClient,
-          connectionString: options.connectionString,
-          max: options.poolSize,
-          connectionTimeoutMillis: options.connectTimeoutMs,
-          application_name: options.applicationName,
-          ...(options.statementTimeoutMs === undefined
-            ? {}
-            : { statement_timeout: options.statementTimeoutMs }),
-        })
+      ? new pg.Pool({ Client: GuardedClient, max: options.poolSize, ...clientConfig })
       : undefined
   const owned = created !== undefined
   const pool: PgPool = created ?? given!
@@ -79,7 +83,14 @@ export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPool
       await created?.end()
     },
   }
-  return { dialectPool, owned, server: describeServer(options.connectionString, pool) }
+  return {
+    dialectPool,
+    owned,
+    server: describeServer(options.connectionString, pool),
+    createWriteClient: owned
+      ? () => new GuardedClient({ ...clientConfig, pipeline: true }) as unknown as PipelineClient
+      : undefined,
+  }
 }
 
 /**

@@ -155,11 +155,10 @@ describe('PostgresPersister storage', () => {
       await rows(store, 'select version, name from $schema.agentx_schema_migrations order by version'),
     ).toEqual([
       { version: 1, name: 'initial schema' },
-      {
-        version: POSTGRES_SCHEMA_VERSION,
-        name: 'storage v2: agent names, child sessions, forks, compaction, leases',
-      },
+      { version: 2, name: 'storage v2: agent names, child sessions, forks, compaction, leases' },
+      { version: 3, name: 'listing indexes: top-level sessions, metadata containment' },
     ])
+    expect(POSTGRES_SCHEMA_VERSION).toBe(3)
     const [minimalRow] = await rows(store, `select * from $schema.sessions where id = 'minimal'`)
     expect(minimalRow).toMatchObject({
       cwd: null,
@@ -406,7 +405,7 @@ describe('PostgresPersister migrations and pools', () => {
       await Promise.all(persisters.map((p, index) => p.saveSession(session(`s${index}`))))
       expect(
         await rows(schema, 'select version from $schema.agentx_schema_migrations order by version'),
-      ).toEqual([{ version: 1 }, { version: POSTGRES_SCHEMA_VERSION }])
+      ).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }])
       expect((await persisters[0]!.getAllSessions()).length).toBe(10)
     } finally {
       await Promise.all(persisters.map((p) => p.close()))

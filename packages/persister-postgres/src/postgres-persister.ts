@@ -23,7 +23,7 @@ import {
   validateReleaseArguments,
   validateSessionData,
 } from '@agentx/core'
-import { Kysely, PostgresDialect } from 'kysely'
+import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import { isRowError, isTransientError, mapPostgresError, postgresCode } from './map-postgres-error.js'
 import { fromMessageRow, type MessageRow, toMessageRow } from './message-row.js'
 import { POSTGRES_MIGRATIONS } from './migrations/index.js'
@@ -34,7 +34,16 @@ import type { Database } from './postgres-schema.js'
 import { PostgresStatements, type SessionFilters } from './postgres-statements.js'
 import { fromSessionRow, toSessionRow } from './session-row.js'
 import { encodeJson, keyText } from './text-fields.js'
-import { canRunBeside, planWriteStep, type Settle, type WriteJob, type WriteStep } from './write-step.js'
+import { WriteConnection } from './write-connection.js'
+import {
+  dependsOnSessionOf,
+  joinStep,
+  planWriteStep,
+  RunningFootprint,
+  type Settle,
+  type WriteJob,
+  type WriteStep,
+} from './write-step.js'
 
 /** Options of {@link PostgresPersister}. Give exactly one of `connectionString` and `pool`. */
 export interface PostgresPersisterOptions {
@@ -79,8 +88,10 @@ export interface PostgresPersisterOptions {
   /** Most `saveMessage` calls written in one statement. Default is `1000`. */
   maxBatchSize?: number
   /**
-   * Most write statements in flight at once, each on its own connection. Batches run beside each
-   * other only when they touch different rows, so every call keeps the outcome it has in call
+   * Most write statements in flight at once on connections of the pool, each on its own connection:
+   * the writes of a persister given a `pool`, and those of a persister with a `connectionString`
+   * while its write connection (see {@link PostgresPersister}) is being reopened. Batches run beside
+   * each other only when they touch different rows, so every call keeps the outcome it has in call
    * order. Default is `2`.
    */
   writeConcurrency?: number
@@ -89,6 +100,33 @@ export interface PostgresPersisterOptions {
 }
 
 type Outcome = { job: WriteJob; error?: AgentError; value?: unknown }
+
+/** The step at the head of the queue, planned up to `end` (exclusive). */
+interface PlannedStep {
+  head: number
+  end: number
+  /** No later call can join it: it is full, a task, or a call after it did not fit. */
+  complete: boolean
+  step: WriteStep
+}
+
+/** A step being written. */
+interface RunningStep extends WriteStep {
+  /** Whether it was sent on the write connection (else on a pool connection). */
+  readonly onWriteConnection: boolean
+  /** Steps on the write connection, sent before it, that upsert a session it writes messages into. */
+  readonly after: readonly RunningStep[]
+  /** Resolves when the step has finished and its calls have settled. */
+  readonly finished: Promise<void>
+  readonly finish: () => void
+}
+
+/**
+ * Most statements in flight at once on the write connection. They are written to the socket when
+ * sent, so this bounds what a burst keeps in the connection's buffers (at the default batch size
+ * of 1,000 messages of ~1 KB: 8 MB) beside the rows still queued.
+ */
+const PIPELINE_DEPTH = 8
 
 /** 1–63 ASCII letters, digits, `_`, `$` or `-`; always quoted in SQL, so case and `-` are kept. */
 const SCHEMA_NAME = /^[A-Za-z0-9_$-]{1,63}$/
@@ -109,6 +147,12 @@ const DEFAULT_RETRY: Required<RetryOptions> = { maxRetries: 8, initialDelayMs: 1
  * it, so it sees them, and runs beside later writes on another connection. A statement whose
  * connection is lost is retried on a new one (see {@link PostgresPersisterOptions.retry}).
  *
+ * With a `connectionString`, upserts go over one connection of their own (one more than
+ * `poolSize`) in pg's pipeline mode: a batch is sent as soon as it is full — also in the middle of
+ * a burst issued in one synchronous loop — and up to 8 statements are in flight, which the server
+ * runs in order without waiting for a round trip in between. Deletes, reads and leases use the
+ * pool. A persister given a `pool` writes through that pool only.
+ *
  * @example
  * ```ts
  * const persister = createPostgresPersister({ connectionString: process.env.DATABASE_URL })
@@ -127,19 +171,27 @@ export class PostgresPersister implements AgentPersister {
   readonly #maxBatchSize: number
   readonly #logger: Logger | undefined
   #migrated: Promise<void> | undefined
+  /** Whether the schema is migrated (so steps may start synchronously). */
+  #isReady = false
   readonly #writeConcurrency: number
+  readonly #writeConnection: WriteConnection | undefined
+  /** Queued write calls in call order; `#queue[#head]` is the oldest not yet started. */
   #queue: WriteJob[] = []
-  #draining: Promise<void> | undefined
+  #head = 0
+  /** The step planned from the head of the queue (see `#planHead`). */
+  #planned: PlannedStep | undefined
   /** The steps being written, oldest first. */
-  readonly #running: WriteStep[] = []
+  readonly #running: RunningStep[] = []
+  readonly #footprint = new RunningFootprint()
+  #onWriteConnection = 0
+  /** Resolves when nothing is queued or running; `undefined` while idle. */
+  #idle: { promise: Promise<void>; resolve: () => void } | undefined
+  #kickScheduled = false
   /** The `index` the next write call gets. */
   #nextIndex = 0
   /** Reads waiting for the writes issued before them: they run once no write below `before` is pending. */
   #waitingReads: Array<{ before: number; start: () => void }> = []
   readonly #reads = new Set<Promise<unknown>>()
-  /** Resumes the drain loop while it waits for a step to finish or a write to arrive. */
-  #wakeDrain: (() => void) | undefined
-  #wakeScheduled = false
   #closing: Promise<void> | undefined
 
   constructor(options: PostgresPersisterOptions) {
@@ -193,6 +245,10 @@ export class PostgresPersister implements AgentPersister {
       logger: options.logger,
     })
     this.server = `${handle.server}, schema ${schema}`
+    this.#writeConnection =
+      handle.createWriteClient === undefined
+        ? undefined
+        : new WriteConnection(handle.createWriteClient, this.server, this.#logger)
     this.#kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.dialectPool }) })
     this.#statements = new PostgresStatements(this.#kysely, schema)
   }
@@ -228,10 +284,10 @@ export class PostgresPersister implements AgentPersister {
       if (query.appName !== undefined) filters.appName = keyText(query.appName, 'query.appName')
       if (states !== undefined) filters.states = states.map((state) => keyText(state, 'query.state'))
       if (query.metadata !== undefined) {
-        filters.metadata = {
-          key: keyText(query.metadata.key, 'query.metadata.key'),
-          json: encodeJson(query.metadata.value),
-        }
+        filters.metadata = metadataContainment(
+          keyText(query.metadata.key, 'query.metadata.key'),
+          query.metadata.value,
+        )
       }
       const { limit, offset } = query
       return async (statements) => {
@@ -261,13 +317,7 @@ export class PostgresPersister implements AgentPersister {
     return this.#write('save a message', (settle) => {
       // Checked without a deep copy: the row built now is the copy (serialised before this returns).
       const row = toMessageRow(checkMessage(sessionId, message), sessionId)
-      return {
-        kind: 'message',
-        row,
-        key: `${row.session_id}\u0000${row.id}`,
-        seqKey: `${row.session_id}\u0000${row.seq}`,
-        ...settle,
-      }
+      return { kind: 'message', row, ...settle }
     })
   }
 
@@ -407,8 +457,9 @@ export class PostgresPersister implements AgentPersister {
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      while (this.#draining) await this.#draining
+      while (this.#idle) await this.#idle.promise
       while (this.#reads.size > 0) await Promise.allSettled([...this.#reads])
+      await this.#writeConnection?.close()
       await this.#kysely.destroy()
     })()
     return this.#closing
@@ -474,18 +525,22 @@ export class PostgresPersister implements AgentPersister {
     return new Promise<T>((resolve, reject) => {
       try {
         this.#assertOpen()
-        this.#queue.push(build({ resolve: (value) => resolve(value as T), reject, index: this.#nextIndex }))
+        const job = build({ resolve: (value) => resolve(value as T), reject, index: this.#nextIndex })
+        this.#queue.push(job)
         this.#nextIndex++
+        this.#idle ??= withResolvers()
+        // A step that no later call can join (full, or followed by a call that does not fit) is
+        // sent now rather than at the next turn of the event loop: in a burst issued in one
+        // synchronous loop the server then works on it while the loop encodes the rest.
+        // Planning is incremental, so this costs one look-up per call.
+        if (this.#isReady && this.#planHead().complete) this.#pump(true)
         // setImmediate (not a microtask): calls made anywhere in this turn of the event loop, across
         // any number of promise chains, join the same batch.
-        if (this.#draining === undefined) {
-          this.#draining = new Promise<void>((done) => setImmediate(done)).then(() => this.#drain())
-        } else if (!this.#wakeScheduled) {
-          // The drain may be waiting for a running step although this write could start beside it.
-          this.#wakeScheduled = true
+        if (!this.#kickScheduled) {
+          this.#kickScheduled = true
           setImmediate(() => {
-            this.#wakeScheduled = false
-            this.#wake()
+            this.#kickScheduled = false
+            void this.#kick()
           })
         }
       } catch (error) {
@@ -494,10 +549,107 @@ export class PostgresPersister implements AgentPersister {
     })
   }
 
-  #wake(): void {
-    const wake = this.#wakeDrain
-    this.#wakeDrain = undefined
-    wake?.()
+  /** Makes sure the schema is ready, then starts every queued step that can start. */
+  async #kick(): Promise<void> {
+    if (!this.#isReady) {
+      try {
+        await this.#ready()
+      } catch (error) {
+        const failure = mapPostgresError(error, 'prepare the schema', this.server)
+        const failed = this.#queue.slice(this.#head)
+        this.#queue = []
+        this.#head = 0
+        this.#planned = undefined
+        for (const job of failed) job.reject(failure)
+        this.#wakeReads()
+        this.#settleIfIdle()
+        return
+      }
+    }
+    if (this.#writeConnection !== undefined && !this.#writeConnection.isOpen)
+      void this.#writeConnection.open()
+    this.#pump(false)
+  }
+
+  /**
+   * Starts queued steps in call order while they can start: fewer than `PIPELINE_DEPTH` steps on
+   * the write connection (or `writeConcurrency` on the pool) and the step can run beside each
+   * running one (see {@link RunningFootprint}). With `completeOnly`, only a step that no later
+   * call can join is started (the rest of a burst may still be being issued).
+   */
+  #pump(completeOnly: boolean): void {
+    if (!this.#isReady) return
+    while (this.#head < this.#queue.length) {
+      // Where the head would go, and whether there is room there, before planning it.
+      const onWriteConnection =
+        this.#queue[this.#head]!.kind !== 'task' && this.#writeConnection?.isOpen === true
+      const inFlight = onWriteConnection
+        ? this.#onWriteConnection
+        : this.#running.length - this.#onWriteConnection
+      if (inFlight >= (onWriteConnection ? PIPELINE_DEPTH : this.#writeConcurrency)) break
+      const planned = this.#planHead()
+      if (completeOnly && !planned.complete) break
+      const { step } = planned
+      if (!this.#footprint.admits(step, onWriteConnection)) break
+      this.#head += step.jobs.length
+      this.#planned = undefined
+      const { promise: finished, resolve: finish } = withResolvers()
+      const running: RunningStep = {
+        ...step,
+        onWriteConnection,
+        after: onWriteConnection
+          ? this.#running.filter((earlier) => earlier.onWriteConnection && dependsOnSessionOf(step, earlier))
+          : [],
+        finished,
+        finish,
+      }
+      this.#running.push(running)
+      this.#footprint.add(running, onWriteConnection)
+      if (onWriteConnection) this.#onWriteConnection++
+      void this.#runStep(running).then(
+        (outcomes) => this.#finishStep(running, outcomes),
+        (error: unknown) => {
+          const failure = mapPostgresError(error, 'save', this.server)
+          this.#finishStep(
+            running,
+            running.jobs.map((job) => ({ job, error: failure })),
+          )
+        },
+      )
+    }
+    // Drop started calls from the front now and then, so the queue does not keep them.
+    if (this.#head === this.#queue.length) {
+      this.#queue = []
+      this.#head = 0
+      this.#planned = undefined
+    } else if (this.#head > 4096 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head)
+      this.#head = 0
+      this.#planned = undefined
+    }
+  }
+
+  /**
+   * The step at the head of the queue, planned incrementally: calls queued since it was planned
+   * are added to it until one does not fit, which completes it.
+   */
+  #planHead(): PlannedStep {
+    let planned = this.#planned
+    if (planned === undefined || planned.head !== this.#head) {
+      planned = {
+        head: this.#head,
+        end: this.#head,
+        complete: false,
+        step: planWriteStep(this.#queue, this.#head, 0),
+      }
+      this.#planned = planned
+    }
+    while (!planned.complete && planned.end < this.#queue.length) {
+      if (joinStep(planned.step, this.#queue[planned.end]!, this.#maxBatchSize)) planned.end++
+      else planned.complete = true
+    }
+    if (planned.step.jobs.length === this.#maxBatchSize || planned.step.isTask) planned.complete = true
+    return planned
   }
 
   /** Resolves once every write call numbered below `index` has settled. */
@@ -509,7 +661,7 @@ export class PostgresPersister implements AgentPersister {
   #lowestPendingWrite(): number {
     return Math.min(
       this.#running[0]?.jobs[0]?.index ?? Number.POSITIVE_INFINITY,
-      this.#queue[0]?.index ?? Number.POSITIVE_INFINITY,
+      this.#queue[this.#head]?.index ?? Number.POSITIVE_INFINITY,
     )
   }
 
@@ -524,61 +676,41 @@ export class PostgresPersister implements AgentPersister {
     }
   }
 
-  /**
-   * Writes the queue, step by step: a step starts when fewer than `writeConcurrency` steps are
-   * running and it can run beside each of them (see {@link canRunBeside}); otherwise it waits.
-   */
-  async #drain(): Promise<void> {
-    try {
-      while (this.#queue.length > 0 || this.#running.length > 0) {
-        if (this.#queue.length > 0 && this.#running.length < this.#writeConcurrency) {
-          try {
-            await this.#ready()
-          } catch (error) {
-            const failure = mapPostgresError(error, 'prepare the schema', this.server)
-            for (const job of this.#queue.splice(0)) job.reject(failure)
-            this.#wakeReads()
-            continue
-          }
-          const step = planWriteStep(this.#queue, this.#maxBatchSize)
-          if (this.#running.every((running) => canRunBeside(running, step))) {
-            this.#queue.splice(0, step.jobs.length)
-            this.#running.push(step)
-            void this.#runStep(step).then(
-              (outcomes) => this.#finishStep(step, outcomes),
-              (error: unknown) => {
-                const failure = mapPostgresError(error, 'save', this.server)
-                this.#finishStep(
-                  step,
-                  step.jobs.map((job) => ({ job, error: failure })),
-                )
-              },
-            )
-            continue
-          }
-        }
-        await new Promise<void>((resolve) => {
-          this.#wakeDrain = resolve
-        })
-      }
-    } finally {
-      this.#draining = undefined
-    }
-  }
-
-  #finishStep(step: WriteStep, outcomes: Outcome[]): void {
+  #finishStep(step: RunningStep, outcomes: Outcome[]): void {
     this.#running.splice(this.#running.indexOf(step), 1)
+    this.#footprint.remove(step, step.onWriteConnection)
+    if (step.onWriteConnection) this.#onWriteConnection--
     // Jobs settle together once the whole step is done, so a read issued after any of them also
     // sees the others.
     for (const { job, error, value } of outcomes) {
       if (error === undefined) job.resolve(value)
       else job.reject(error)
     }
+    step.finish()
     this.#wakeReads()
-    this.#wake()
+    this.#pump(false)
+    this.#settleIfIdle()
   }
 
-  async #runStep(step: WriteStep): Promise<Outcome[]> {
+  #settleIfIdle(): void {
+    if (this.#head < this.#queue.length || this.#running.length > 0) return
+    const idle = this.#idle
+    this.#idle = undefined
+    idle?.resolve()
+  }
+
+  /** Runs `query` on the write connection when the step was sent there and it is open, else on the pool. */
+  #execute(step: RunningStep, query: CompiledQuery): Promise<unknown> {
+    const connection = this.#writeConnection
+    if (step.onWriteConnection && connection?.isOpen) return connection.submit(query)
+    return this.#statements.execute(query)
+  }
+
+  /**
+   * Writes a step. Its first statement is sent before this returns (on the write connection it is
+   * then on its way to the server); the rest follows as the statements finish.
+   */
+  async #runStep(step: RunningStep): Promise<Outcome[]> {
     const head = step.jobs[0]!
     if (head.kind === 'task') {
       try {
@@ -592,19 +724,26 @@ export class PostgresPersister implements AgentPersister {
     const sessions = step.jobs.filter((job) => job.kind === 'session')
     const outcomes: Outcome[] = []
     if (messages.length > 0) {
-      outcomes.push(
-        ...(await this.#upsertEach(
+      const upsertMessages = () =>
+        this.#upsertEach(
           messages,
-          (rows) => this.#statements.upsertMessages(rows),
+          (rows) => this.#execute(step, this.#statements.upsertMessages(rows)),
           (row, error) => this.#messageError(row, error),
-        )),
-      )
+        )
+      let written = await upsertMessages()
+      // Sent behind the upsert of its session, which failed (or was lost and is being retried):
+      // once that has settled, the messages get the outcome they have in call order.
+      if (step.after.length > 0 && written.some(({ error }) => error?.code === 'NOT_FOUND')) {
+        await Promise.all(step.after.map((earlier) => earlier.finished))
+        written = await upsertMessages()
+      }
+      outcomes.push(...written)
     }
     if (sessions.length > 0) {
       outcomes.push(
         ...(await this.#upsertEach(
           sessions,
-          (rows) => this.#statements.upsertSessions(rows),
+          (rows) => this.#execute(step, this.#statements.upsertSessions(rows)),
           (row, error) => mapPostgresError(error, `save session ${row.id}`, this.server),
         )),
       )
@@ -619,7 +758,7 @@ export class PostgresPersister implements AgentPersister {
    */
   async #upsertEach<Row>(
     jobs: Array<WriteJob & { row: Row }>,
-    upsert: (rows: Row[]) => Promise<void>,
+    upsert: (rows: Row[]) => Promise<unknown>,
     describe: (row: Row, error: unknown) => AgentError,
   ): Promise<Outcome[]> {
     try {
@@ -677,14 +816,23 @@ export class PostgresPersister implements AgentPersister {
     }
   }
 
-  /** Migrates the schema once; a failure is not kept, so the next call tries again. */
+  /**
+   * Migrates the schema once and opens the write connection (a failure to open it only means
+   * writing through the pool); a failure to migrate is not kept, so the next call tries again.
+   */
   #ready(): Promise<void> {
     this.#migrated ??= this.#withRetry('prepare the schema', () =>
       runMigrations(this.#kysely, this.schema, POSTGRES_MIGRATIONS),
-    ).catch((error: unknown) => {
-      this.#migrated = undefined
-      throw error
-    })
+    ).then(
+      async () => {
+        await this.#writeConnection?.open()
+        this.#isReady = true
+      },
+      (error: unknown) => {
+        this.#migrated = undefined
+        throw error
+      },
+    )
     return this.#migrated
   }
 
@@ -695,12 +843,30 @@ export class PostgresPersister implements AgentPersister {
   }
 }
 
+/**
+ * The JSON text of `{ [key]: value }` for `metadata @> $1::jsonb`, `key` already encoded. For a
+ * string, number or boolean, containment is exact equality of the value at that key: the JSON type
+ * must match (`1`, `'1'` and `true` differ), and an array or object at the key never matches.
+ * `validateListQuery` has checked that a number is finite. Written by hand so that a key such as `__proto__` stays a plain key.
+ */
+function metadataContainment(key: string, value: string | number | boolean): string {
+  return `{${JSON.stringify(key)}:${encodeJson(value)}}`
+}
+
 /** Above every stored seq (they are safe integers), and still a bigint parameter. */
 const MAX_SEQ_BOUND = 2 ** 53
 
 /** Creates a {@link PostgresPersister}. */
 export function createPostgresPersister(options: PostgresPersisterOptions): PostgresPersister {
   return new PostgresPersister(options)
+}
+
+function withResolvers(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void
+  const promise = new Promise<void>((done) => {
+    resolve = done
+  })
+  return { promise, resolve }
 }
 
 function integerOption(value: number | undefined, name: string, fallback: number, minimum: number): number {

@@ -1,4 +1,4 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely'
+import { type CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely'
 import type { MessageReadRow, MessageRow } from './message-row.js'
 import type { Database } from './postgres-schema.js'
 import type { SessionReadRow, SessionRow } from './session-row.js'
@@ -53,8 +53,8 @@ export interface SessionFilters {
   userId?: string
   appName?: string
   states?: readonly string[]
-  /** The metadata key (encoded) and the JSON text of the value (encoded). */
-  metadata?: { key: string; json: string }
+  /** The JSON text of a one-key object, `{"key": value}` (key and value encoded): see {@link metadataContainment}. */
+  metadata?: string
   /** Leave out sessions with a parent. */
   withoutChildren?: boolean
 }
@@ -89,14 +89,19 @@ export class PostgresStatements {
     this.#upsertSessions = upsertStatement(this.#sessions, SESSION_COLUMNS, ['id'])
   }
 
-  /** Upserts message rows by `(session_id, id)`; the rows MUST have distinct keys. */
-  async upsertMessages(rows: readonly MessageRow[]): Promise<void> {
-    await this.#upsertMessages(rows).execute(this.#kysely)
+  /** The upsert of message rows by `(session_id, id)`, compiled; the rows MUST have distinct keys. */
+  upsertMessages(rows: readonly MessageRow[]): CompiledQuery {
+    return this.#upsertMessages(rows).compile(this.#kysely)
   }
 
-  /** Upserts session rows by `id`; the rows MUST have distinct ids. */
-  async upsertSessions(rows: readonly SessionRow[]): Promise<void> {
-    await this.#upsertSessions(rows).execute(this.#kysely)
+  /** The upsert of session rows by `id`, compiled; the rows MUST have distinct ids. */
+  upsertSessions(rows: readonly SessionRow[]): CompiledQuery {
+    return this.#upsertSessions(rows).compile(this.#kysely)
+  }
+
+  /** Runs a compiled statement on a connection of the pool. */
+  async execute(query: CompiledQuery): Promise<void> {
+    await this.#kysely.executeQuery(query)
   }
 
   /**
@@ -141,7 +146,8 @@ order by m.seq ${fromEnd ? sql`desc` : sql`asc`} limit ${limit}`.execute(this.#k
     }
     if (filters.withoutChildren) conditions.push(sql`parent_session_id is null`)
     if (filters.metadata !== undefined) {
-      conditions.push(sql`metadata -> ${filters.metadata.key}::text = ${filters.metadata.json}::jsonb`)
+      // Containment, answered by the GIN index `sessions_metadata` (schema 3).
+      conditions.push(sql`metadata @> ${filters.metadata}::jsonb`)
     }
     const where = conditions.length === 0 ? sql`` : sql`where ${sql.join(conditions, sql` and `)}`
     const { rows } =

@@ -3,4 +3,10 @@ export { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from './migrations/index.js'
 export type { SqliteMigration } from './migrations/sqlite-migration.js'
 export { createSqlitePersister, SqlitePersister } from './sqlite-persister.js'
 export type { SqlitePersisterOptions } from './sqlite-persister.js'
-export type { Database, MessagesTable, SchemaMigrationsTable, SessionsTable } from './sqlite-schema.js'
+export type {
+  Database,
+  MessagesTable,
+  SchemaMigrationsTable,
+  SessionMetadataTable,
+  SessionsTable,
+} from './sqlite-schema.js'

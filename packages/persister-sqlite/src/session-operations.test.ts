@@ -306,7 +306,7 @@ describe('session operations on SQLite', () => {
     expect(await ids({ includeChildren: true, limit: 2, offset: 1 })).toEqual([done.id, created.id])
   })
 
-  it('getSessions filters: a state filter reads an index, in order, without a sort', async () => {
+  it('getSessions filters: a state filter reads the top-level state index, in order, without a sort', async () => {
     const filename = newFile()
     const persister = persisterAt(filename)
     const agent = agentOn(persister)
@@ -331,7 +331,7 @@ describe('session operations on SQLite', () => {
       )
         .map((row) => row.detail)
         .join(' | ')
-      expect(plan).toMatch(/USING INDEX sessions_state_activity/)
+      expect(plan).toMatch(/USING INDEX sessions_top_state_activity/)
       expect(plan).not.toMatch(/TEMP B-TREE/)
     } finally {
       database.close()

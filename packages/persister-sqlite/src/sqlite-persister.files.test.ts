@@ -91,12 +91,13 @@ describe('SqlitePersister files and migrations', () => {
       .prepare("select name from sqlite_master where type = 'table' order by name")
       .pluck()
       .all()
-    expect(tables).toEqual(['messages', 'schema_migrations', 'sessions'])
+    expect(tables).toEqual(['messages', 'schema_migrations', 'session_metadata', 'sessions'])
     expect(database.prepare('select version, name from schema_migrations').all()).toEqual([
       { version: 1, name: 'initial schema' },
       { version: 2, name: 'storage v2: agent names, child sessions, forks, compaction, leases' },
+      { version: 3, name: 'listing indexes: top-level sessions, metadata equality' },
     ])
-    expect(SQLITE_SCHEMA_VERSION).toBe(2)
+    expect(SQLITE_SCHEMA_VERSION).toBe(3)
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal')
     expect(database.pragma('page_size', { simple: true })).toBe(8192)
     const messageColumns = (database.pragma('table_info(messages)') as Array<{ name: string }>).map(
@@ -174,7 +175,7 @@ describe('SqlitePersister files and migrations', () => {
     const applied = connect(filename, { readonly: true })
       .prepare('select version, applied_at from schema_migrations')
       .all()
-    expect(applied).toHaveLength(2)
+    expect(applied).toHaveLength(3)
 
     const second = persisterAt(filename)
     expect(await second.getSession('s')).toEqual(session('s'))
@@ -212,7 +213,7 @@ describe('SqlitePersister files and migrations', () => {
       .prepare('select version from schema_migrations')
       .pluck()
       .all()
-    expect(versions).toEqual([1, 2, 99])
+    expect(versions).toEqual([1, 2, 3, 99])
   })
 
   it('lets two persisters share one file: each sees the other’s writes', async () => {
@@ -239,7 +240,7 @@ describe('SqlitePersister files and migrations', () => {
     const migrations = connect(filename, { readonly: true })
       .prepare('select version from schema_migrations')
       .all()
-    expect(migrations).toEqual([{ version: 1 }, { version: 2 }])
+    expect(migrations).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }])
   })
 
   it('rejects a file that is not a SQLite database with a clear PersistenceError and leaves it untouched', async () => {

@@ -20,7 +20,7 @@ import {
   validateReleaseArguments,
   validateSessionData,
 } from '@agentx/core'
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { mapSqliteError, sqliteCode } from './map-sqlite-error.js'
 import { type MessageRow, toMessageRow } from './message-row.js'
 import { openSqliteDatabase, type SqliteConnection } from './open-sqlite-database.js'
@@ -64,11 +64,6 @@ type Job =
       resolve: (value: unknown) => void
       reject: (error: AgentError) => void
     }
-
-const SESSION_ORDER = [
-  ['last_activity', 'desc'],
-  ['id_order', 'desc'],
-] as const
 
 /**
  * The default {@link AgentPersister} of AgentX: sessions and messages in a SQLite file, through
@@ -152,17 +147,12 @@ export class SqlitePersister implements AgentPersister {
       const { limit, offset, includeChildren } = query
       return (connection) => {
         if (limit === 0 || states?.length === 0) return []
-        let select = connection.kysely.selectFrom('sessions').select(SESSION_READ_COLUMNS)
-        if (userId !== undefined) select = select.where('user_id', '=', userId)
-        if (appName !== undefined) select = select.where('app_name', '=', appName)
-        if (states !== undefined) select = select.where('state', 'in', states)
-        if (includeChildren !== true) select = select.where('parent_session_id', 'is', null)
-        if (metadata !== undefined) select = select.where(metadataEquals(metadata.key, metadata.value))
-        for (const [column, direction] of SESSION_ORDER) select = select.orderBy(column, direction)
-        // SQLite needs a LIMIT before an OFFSET; -1 means none.
-        if (limit !== undefined || offset !== undefined) select = select.limit(limit ?? -1)
-        if (offset !== undefined) select = select.offset(offset)
-        return connection.all<SessionReadRow>(select.compile()).map(fromSessionRow)
+        const filters = { userId, appName, states, topLevelOnly: includeChildren !== true }
+        const select =
+          metadata === undefined
+            ? listingQuery(connection.kysely, filters)
+            : metadataListingQuery(connection.kysely, filters, metadata.key, metadata.value)
+        return connection.all<SessionReadRow>(page(select, limit, offset).compile()).map(fromSessionRow)
       }
     }) as Promise<SessionData[]>
   }
@@ -434,19 +424,70 @@ export class SqlitePersister implements AgentPersister {
 /** Above every stored seq (they are safe integers): the `beforeSeq` of "no upper bound". */
 const MAX_SEQ_BOUND = 2 ** 53
 
+/** The filters of a listing other than metadata, values already checked. */
+interface ListingFilters {
+  userId: string | undefined
+  appName: string | undefined
+  states: readonly string[] | undefined
+  topLevelOnly: boolean
+}
+
 /**
- * `metadata` holds exactly `value` at the top-level `key`. `json_each` compares the key as text,
- * so any key works (dots, quotes, `$`), and the JSON type is part of the match: `1`, `'1'` and
- * `true` differ.
+ * The sessions that `filters` select, newest activity first: a range of one of the listing
+ * indexes (the partial ones of top-level sessions unless children are asked for).
  */
-function metadataEquals(key: string, value: string | number | boolean) {
-  const type =
+function listingQuery(kysely: Kysely<Database>, filters: ListingFilters) {
+  let select = kysely.selectFrom('sessions').select(SESSION_READ_COLUMNS)
+  if (filters.userId !== undefined) select = select.where('user_id', '=', filters.userId)
+  if (filters.appName !== undefined) select = select.where('app_name', '=', filters.appName)
+  if (filters.states !== undefined) select = select.where('state', 'in', filters.states)
+  if (filters.topLevelOnly) select = select.where('parent_session_id', 'is', null)
+  return select.orderBy('last_activity', 'desc').orderBy('id_order', 'desc')
+}
+
+/**
+ * The sessions whose metadata holds exactly `value` at the top-level `key`, and that `filters`
+ * select, newest activity first: read from the `session_metadata_lookup` index (schema 3) in
+ * listing order, each joined to its session by id, until the page is full. The index holds every
+ * top-level string, number and boolean with its JSON type, so `1`, `'1'` and `true` differ and any
+ * key works (dots, quotes, `$`).
+ */
+function metadataListingQuery(
+  kysely: Kysely<Database>,
+  filters: ListingFilters,
+  key: string,
+  value: string | number | boolean,
+) {
+  const [type, stored] =
     typeof value === 'string'
-      ? sql`entry.type = 'text' and entry.value = ${value}`
+      ? ['string', value]
       : typeof value === 'number'
-        ? sql`entry.type in ('integer', 'real') and entry.value = ${value}`
-        : sql`entry.type = ${value ? 'true' : 'false'}`
-  return sql<boolean>`exists (select 1 from json_each(sessions.metadata) as entry where entry.key = ${key} and ${type})`
+        ? ['number', value]
+        : ['boolean', value ? 1 : 0]
+  let select = kysely
+    .selectFrom('session_metadata as m')
+    .innerJoin('sessions', 'sessions.id', 'm.session_id')
+    .select(SESSION_READ_COLUMNS.map((column) => `sessions.${column}` as const))
+    .where('m.key', '=', key)
+    .where('m.value_type', '=', type)
+    .where('m.value', '=', stored)
+  if (filters.userId !== undefined) select = select.where('sessions.user_id', '=', filters.userId)
+  if (filters.appName !== undefined) select = select.where('sessions.app_name', '=', filters.appName)
+  if (filters.states !== undefined) select = select.where('sessions.state', 'in', filters.states)
+  if (filters.topLevelOnly) select = select.where('sessions.parent_session_id', 'is', null)
+  return select.orderBy('m.last_activity', 'desc').orderBy('m.id_order', 'desc')
+}
+
+/** `select` limited to one page. SQLite needs a LIMIT before an OFFSET; -1 means none. */
+function page<Select extends { limit(limit: number): Select; offset(offset: number): Select }>(
+  select: Select,
+  limit: number | undefined,
+  offset: number | undefined,
+): Select {
+  let paged = select
+  if (limit !== undefined || offset !== undefined) paged = paged.limit(limit ?? -1)
+  if (offset !== undefined) paged = paged.offset(offset)
+  return paged
 }
 
 /** Creates a {@link SqlitePersister}: the factory `@agentx/core` calls for its default persister. */

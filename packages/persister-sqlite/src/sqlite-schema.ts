@@ -88,6 +88,25 @@ export interface MessagesTable {
   compaction: string | null
 }
 
+/**
+ * The `session_metadata` table (since schema 3): one row per top-level key of a session's
+ * `metadata` whose value is a string, a number or a boolean, with the session's listing order,
+ * indexed by `(key, value_type, value, last_activity, id_order)` for `listSessions({ metadata })`.
+ * Triggers on `sessions` keep it equal to the session's columns; never write it yourself.
+ */
+export interface SessionMetadataTable {
+  session_id: string
+  key: string
+  /** `'string'`, `'number'` or `'boolean'`. */
+  value_type: string
+  /** The value: text, an integer or a real, or `1` / `0` for a boolean. */
+  value: string | number
+  /** The session's `last_activity`, for reading matches in listing order. */
+  last_activity: string
+  /** The session's `id_order`. */
+  id_order: Uint8Array
+}
+
 /** The `schema_migrations` table: one row per applied migration. */
 export interface SchemaMigrationsTable {
   version: number
@@ -103,5 +122,6 @@ export interface SchemaMigrationsTable {
 export interface Database {
   sessions: SessionsTable
   messages: MessagesTable
+  session_metadata: SessionMetadataTable
   schema_migrations: SchemaMigrationsTable
 }
