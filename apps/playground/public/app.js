@@ -29,9 +29,8 @@ const tell = (message) => channel?.postMessage(message)
 
 const conversation = new Conversation(ui.conversation, {
   onAnswer: (answers) => void sendContent(answers),
-  features: () => state.features,
   onFork: (seq) => void forkSession(seq),
-  onEdit: (seq, text) => void forkSession(seq - 1, text),
+  onEdit: (seq, text) => void editAsFork(seq, text),
 })
 
 // --- small helpers --------------------------------------------------------------------------
@@ -537,6 +536,7 @@ async function sessionGone(id) {
   renderSessionList()
 }
 
+/** Forks the open session through `throughSeq` (default: all of it), opens the fork and sends `resend` there. */
 async function forkSession(throughSeq, resend) {
   const sessionId = state.currentId
   if (!sessionId) return
@@ -544,30 +544,84 @@ async function forkSession(throughSeq, resend) {
     const { session } = await api(
       'POST',
       sessionPath(sessionId, '/fork'),
-      throughSeq === undefined || throughSeq < 0 ? {} : { throughSeq },
+      throughSeq === undefined ? {} : { throughSeq },
     )
-    upsertSession(session)
-    tell({ type: 'changed', id: session.id })
-    await selectSession(session.id)
-    if (resend !== undefined) await sendContent(resend, { text: resend })
+    await openAndSend(session, resend)
   } catch (error) {
     showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
   }
 }
 
-async function renameSession() {
-  const session = currentSession()
-  if (!session) return
-  const summary = window.prompt('Rename this session', session.summary)
-  if (summary === null || summary.trim() === '') return
+/**
+ * Edit and resend: the edited text goes to a fork made just before the edited message. The first
+ * message has nothing before it to copy, so its edit starts a new session with the same provider,
+ * model and system prompt.
+ */
+async function editAsFork(seq, text) {
+  if (seq > 0) return forkSession(seq - 1, text)
+  const source = currentSession()
+  if (!source) return
   try {
-    const { session: updated } = await api('PATCH', sessionPath(session.id), { summary: summary.trim() })
-    upsertSession(updated)
-    renderHeader()
-    tell({ type: 'changed', id: session.id })
+    const { session } = await api('POST', '/api/sessions', {
+      provider: source.provider,
+      model: source.model,
+      ...(source.systemPrompt ? { systemPrompt: source.systemPrompt } : {}),
+    })
+    await openAndSend(session, text)
   } catch (error) {
     showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
   }
+}
+
+async function openAndSend(session, text) {
+  upsertSession(session)
+  tell({ type: 'changed', id: session.id })
+  await selectSession(session.id)
+  if (text !== undefined && state.currentId === session.id) await sendContent(text, { text })
+}
+
+/** Renames the open session in place: Enter or leaving the field saves, Esc cancels. */
+function renameSession() {
+  const session = currentSession()
+  if (!session || ui.titleBlock.querySelector('.rename-input')) return
+  const input = el('input', 'rename-input')
+  input.value = session.summary
+  input.maxLength = 200
+  input.placeholder = 'Session name'
+  input.setAttribute('aria-label', 'Session name')
+  input.dataset.testid = 'rename-input'
+  let finished = false
+  const finish = async (save) => {
+    if (finished) return
+    finished = true
+    const summary = input.value.trim()
+    input.remove()
+    ui.title.hidden = false
+    if (!save || summary === '' || summary === session.summary) return
+    try {
+      const { session: updated } = await api('PATCH', sessionPath(session.id), { summary })
+      upsertSession(updated)
+      renderHeader()
+      tell({ type: 'changed', id: session.id })
+    } catch (error) {
+      showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
+    }
+  }
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') {
+      event.preventDefault()
+      void finish(true)
+    } else if (event.key === 'Escape') {
+      event.preventDefault()
+      event.stopPropagation()
+      void finish(false)
+    }
+  })
+  input.addEventListener('blur', () => void finish(true))
+  ui.title.hidden = true
+  ui.title.after(input)
+  input.focus()
+  input.select()
 }
 
 // --- following other tabs -------------------------------------------------------------------
@@ -716,9 +770,8 @@ setInterval(() => void sync(), SYNC_INTERVAL_MS)
 async function start() {
   if (isNarrow()) ui.newSessionBox.open = false
   try {
-    const { providers, storage, features } = await api('GET', '/api/providers')
+    const { providers, storage } = await api('GET', '/api/providers')
     state.providers = providers
-    state.features = features ?? state.features
     renderProviders()
     ui.storageInfo.replaceChildren(
       el('span', 'storage-kind', storage.kind),

@@ -8,7 +8,6 @@ import { Trace } from './trace.js'
 /**
  * @typedef {object} ConversationHooks
  * @property {(answers: object[]) => void} onAnswer  sends the answers to pending tool calls
- * @property {() => { fork: boolean, update: boolean }} features
  * @property {(seq: number) => void} onFork  forks the session through a message
  * @property {(seq: number, text: string) => void} onEdit  edit and resend a user message, as a fork
  */
@@ -44,6 +43,16 @@ export class Conversation {
       const link = el('a', '', 'Open the parent session')
       link.href = `#${encodeURIComponent(session.parentSessionId)}`
       link.dataset.testid = 'parent-link'
+      note.append(link)
+      this.root.append(note)
+    }
+    if (session.forkedFrom) {
+      const note = el('div', 'fork-note')
+      note.dataset.testid = 'fork-note'
+      note.append(`Forked from another session, with its messages up to #${session.forkedFrom.seq}. `)
+      const link = el('a', '', 'Open the original')
+      link.href = `#${encodeURIComponent(session.forkedFrom.sessionId)}`
+      link.dataset.testid = 'fork-source-link'
       note.append(link)
       this.root.append(note)
     }
@@ -143,20 +152,77 @@ export class Conversation {
     return row
   }
 
-  /** Fork here / Edit and resend, when the kernel can fork. */
+  /** Fork from here (any message) and Edit (a user message: edited, it is sent in a fork). */
   messageActions(message, text) {
     const actions = el('div', 'message-actions')
-    if (!this.hooks.features().fork || this.session?.parentSessionId) return actions
-    actions.append(button('Fork from here', 'link-button', 'fork-here', () => this.hooks.onFork(message.seq)))
+    if (!this.session?.canSend || this.session.parentSessionId) return actions
+    const fork = button('Fork from here', 'link-button', 'fork-here', () => this.hooks.onFork(message.seq))
+    fork.title = 'Open a new session with the conversation up to this message'
+    actions.append(fork)
     if (message.type === 'user') {
       actions.append(
-        button('Edit', 'link-button', 'edit-message', () => {
-          const edited = window.prompt('Edit the message; it is sent in a fork of this session.', text)
-          if (edited && edited.trim() !== '') this.hooks.onEdit(message.seq, edited)
-        }),
+        button('Edit', 'link-button', 'edit-message', () =>
+          this.editMessage(actions.closest('.message'), message, text),
+        ),
       )
     }
     return actions
+  }
+
+  /**
+   * Edits a user message in place. The edited text is sent in a fork of the session made just
+   * before that message, so the original conversation stays as it was.
+   */
+  editMessage(row, message, text) {
+    if (!row) return
+    const existing = row.querySelector('.message-editor textarea')
+    if (existing) return existing.focus()
+    const shown = [...row.children]
+    const form = el('form', 'message-editor')
+    form.dataset.testid = 'message-editor'
+    const editor = el('textarea')
+    editor.value = text
+    editor.rows = Math.min(Math.max(text.split('\n').length, 2), 10)
+    editor.setAttribute('aria-label', 'Edited message')
+    editor.dataset.testid = 'edit-input'
+    const hint = el(
+      'p',
+      'message-editor-hint',
+      'Sent in a new session forked just before this message; this one stays as it is.',
+    )
+    const submit = el('button', 'button primary small', 'Send as a fork')
+    submit.type = 'submit'
+    submit.dataset.testid = 'edit-send'
+    const cancel = button('Cancel', 'button ghost small', 'edit-cancel', () => close())
+    const buttons = el('div', 'message-editor-buttons')
+    buttons.append(cancel, submit)
+    form.append(editor, hint, buttons)
+    const close = () => {
+      form.remove()
+      for (const child of shown) child.hidden = false
+    }
+    form.addEventListener('submit', (event) => {
+      event.preventDefault()
+      const edited = editor.value
+      if (edited.trim() === '') return editor.focus()
+      close()
+      this.hooks.onEdit(message.seq, edited)
+    })
+    editor.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault()
+        form.requestSubmit()
+      } else if (event.key === 'Escape') {
+        // Cancels the edit only (Esc elsewhere stops a running reply).
+        event.preventDefault()
+        event.stopPropagation()
+        close()
+      }
+    })
+    for (const child of shown) child.hidden = true
+    row.append(form)
+    editor.focus()
+    editor.setSelectionRange(editor.value.length, editor.value.length)
   }
 
   systemNote(message) {

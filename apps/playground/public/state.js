@@ -19,6 +19,7 @@ export const ui = {
   sessionList: $('session-list'),
   sessionCount: $('session-count'),
   storageInfo: $('storage-info'),
+  titleBlock: $('title-block'),
   title: $('session-title'),
   meta: $('session-meta'),
   stateBadge: $('state-badge'),
@@ -61,7 +62,6 @@ export const ui = {
 /** What the page knows. */
 export const state = {
   providers: [],
-  features: { fork: false, update: false },
   sessions: [],
   hasMore: false,
   filters: { q: '', state: '' },

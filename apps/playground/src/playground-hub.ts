@@ -2,12 +2,11 @@ import {
   type Agent,
   type AgentConfig,
   type AgentDeps,
-  AgentError,
-  BaseSession,
   type AgentPersister,
   type AnyMessage,
   ConfigurationError,
   type ContentBlock,
+  type ForkOptions,
   createAgent,
   isAdapterError,
   type Logger,
@@ -20,6 +19,7 @@ import {
   type SessionData,
   type SessionEvent,
   type SessionState,
+  type SessionUpdate,
   type ToolAnswer,
   type ToolApproval,
   ValidationError,
@@ -346,57 +346,64 @@ export class PlaygroundHub {
   }
 
   /**
-   * Which optional kernel operations this version of `@agentx/core` has: the UI shows Fork and
-   * Rename only when they work.
+   * Forks a session with `session.fork()` (DESIGN §10.2): a new session with copies of the
+   * messages through `throughSeq` (default: all of them). The fork keeps the source's provider; a
+   * stored `lastError` goes with it only when the whole conversation is copied (a fork that ends
+   * earlier did not fail). Returns the new session's view, or `undefined` when there is no such
+   * session.
    */
-  get features(): PlaygroundFeatures {
-    const session = BaseSession.prototype as unknown as Record<string, unknown>
-    return { fork: typeof session.fork === 'function', update: typeof session.update === 'function' }
-  }
-
-  /** Forks a session through `throughSeq` (default: all of it) with `session.fork()`; the new session's view. */
   async fork(id: string, throughSeq: number | undefined): Promise<SessionView | undefined> {
-    const session = await this.#operable(id)
-    if (session === undefined) return undefined
-    const fork = (session as unknown as { fork?: (options: object) => Promise<Session> }).fork
-    if (typeof fork !== 'function') throw notImplemented('Forking', 'session.fork()')
-    const forked = await fork.call(session, throughSeq === undefined ? {} : { throughSeq })
+    const operable = await this.#operable(id)
+    if (operable === undefined) return undefined
+    const { data: source, session } = operable
+    if (source.parentSessionId !== undefined) {
+      throw new ValidationError('This is a sub-agent’s child session: fork its parent session instead.')
+    }
+    const options: ForkOptions = {}
+    if (throughSeq !== undefined) options.throughSeq = throughSeq
+    const metadata = session.metadata ?? {}
+    if (LAST_ERROR_KEY in metadata && throughSeq !== undefined) {
+      const [last] = await session.getMessages({ limit: 1 })
+      if (last !== undefined && throughSeq < last.seq) {
+        const { [LAST_ERROR_KEY]: _dropped, ...rest } = metadata
+        options.metadata = rest
+      }
+    }
+    const forked = await session.fork(options)
     this.#live.set(forked.id, forked)
     const data = await this.#persister.getSession(forked.id)
     if (data === null) throw new NotFoundError(`The fork ${forked.id} vanished right after it was made.`)
     return this.#view(data)
   }
 
-  /** Renames a session or changes its metadata with `session.update()`; the updated view. */
+  /**
+   * Renames a session or changes its metadata with `session.update()`; the updated view, or
+   * `undefined` when there is no such session. The playground's own metadata keys stay: the
+   * provider routes sends, `lastError` explains a failure.
+   */
   async updateSession(
     id: string,
     changes: { summary?: string; metadata?: Record<string, unknown> },
   ): Promise<SessionView | undefined> {
-    const session = await this.#operable(id)
+    const session = (await this.#operable(id))?.session
     if (session === undefined) return undefined
-    const update = (session as unknown as { update?: (changes: object) => Promise<void> }).update
-    if (typeof update !== 'function') throw notImplemented('Renaming', 'session.update()')
-    // The playground's own keys stay: the provider routes sends, lastError explains a failure.
-    const metadata =
-      changes.metadata === undefined
-        ? undefined
-        : {
-            ...changes.metadata,
-            provider: session.metadata?.provider,
-            ...(session.metadata?.[LAST_ERROR_KEY] === undefined
-              ? {}
-              : { [LAST_ERROR_KEY]: session.metadata[LAST_ERROR_KEY] }),
-          }
-    await update.call(session, {
-      ...(changes.summary === undefined ? {} : { summary: changes.summary }),
-      ...(metadata === undefined ? {} : { metadata }),
-    })
+    const update: SessionUpdate = {}
+    if (changes.summary !== undefined) update.summary = changes.summary
+    if (changes.metadata !== undefined) {
+      const own = session.metadata ?? {}
+      update.metadata = {
+        ...changes.metadata,
+        provider: own.provider,
+        ...(own[LAST_ERROR_KEY] === undefined ? {} : { [LAST_ERROR_KEY]: own[LAST_ERROR_KEY] }),
+      }
+    }
+    await session.update(update)
     const data = await this.#persister.getSession(id)
     return data === null ? undefined : this.#view(data)
   }
 
-  /** The live session for an operation other than a send, or `undefined` when there is none with this id. */
-  async #operable(id: string): Promise<Session | undefined> {
+  /** A session (stored and live) for an operation other than a send, or `undefined` when there is none with this id. */
+  async #operable(id: string): Promise<{ data: SessionData; session: Session } | undefined> {
     await this.initialize()
     const data = await this.#stored(id)
     if (data === undefined) return undefined
@@ -405,7 +412,7 @@ export class PlaygroundHub {
       throw new ConfigurationError(`The provider "${providerOf(data)}" of this session is not configured.`)
     }
     if (this.#runs.has(id)) throw new SessionBusyError(id)
-    return session
+    return { data, session }
   }
 
   /** The running send of a session, if any. */
@@ -461,8 +468,9 @@ export class PlaygroundHub {
   /**
    * Records how a send ended, in the session's metadata (`metadata.lastError`): the error of a
    * failed send, a stop caused by the server shutting down, or nothing (a previous error is
-   * cleared). The kernel has no field for it; the session is not running at this point, and its
-   * writes are flushed first, so this read-modify-write does not race the kernel's own writes.
+   * cleared). The kernel has no field for it. Written with `session.update()` once the send's
+   * writes are flushed, so the live session and the store agree (a later rename or fork keeps it);
+   * during a shutdown the agents are closed, so it goes straight to the store.
    */
   async #afterSend(session: Session, run: SendRunLike, error: unknown): Promise<void> {
     const aborted = isAdapterError(error) && error.kind === 'aborted'
@@ -478,19 +486,28 @@ export class PlaygroundHub {
         retryable: true,
       }
     }
-    if (this.#closing !== undefined) await this.#agentsClosed
-    else await session.flush().catch(() => undefined)
-    if (session.state === 'deleted') return
+    const withLastError = (stored: Record<string, unknown> | undefined) => {
+      const metadata = { ...stored }
+      if (lastError === undefined) {
+        if (!(LAST_ERROR_KEY in metadata)) return undefined
+        delete metadata[LAST_ERROR_KEY]
+      } else {
+        metadata[LAST_ERROR_KEY] = { ...lastError, at: new Date().toISOString() }
+      }
+      return metadata
+    }
+    if (this.#closing === undefined) {
+      await session.flush().catch(() => undefined)
+      if (session.state === 'deleted') return
+      const metadata = withLastError(session.metadata)
+      if (metadata !== undefined) await session.update({ metadata })
+      return
+    }
+    await this.#agentsClosed
     const data = await this.#persister.getSession(session.id)
     if (data === null) return
-    const metadata = { ...data.metadata }
-    if (lastError === undefined) {
-      if (!(LAST_ERROR_KEY in metadata)) return
-      delete metadata[LAST_ERROR_KEY]
-    } else {
-      metadata[LAST_ERROR_KEY] = { ...lastError, at: new Date().toISOString() }
-    }
-    await this.#persister.saveSession({ ...data, metadata })
+    const metadata = withLastError(data.metadata)
+    if (metadata !== undefined) await this.#persister.saveSession({ ...data, metadata })
   }
 
   async #stored(id: string): Promise<SessionData | undefined> {
@@ -567,19 +584,6 @@ function createProviderAgent(
       return createAgent(config, deps)
     throw error
   }
-}
-
-/** Optional kernel operations the playground can offer, see {@link PlaygroundHub.features}. */
-export interface PlaygroundFeatures {
-  fork: boolean
-  update: boolean
-}
-
-function notImplemented(what: string, needs: string): AgentError {
-  return new AgentError(
-    `${what} needs ${needs} of @agentx/core, which this version does not have yet.`,
-    'NOT_IMPLEMENTED',
-  )
 }
 
 /** The part of a {@link SessionRun} the bookkeeping needs. */

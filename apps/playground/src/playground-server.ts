@@ -143,7 +143,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     const path = url.pathname
     if (path === '/api/providers') {
       if (method !== 'GET') return notAllowed(response, 'GET')
-      return sendJson(response, 200, { providers, storage: options.storage, features: options.hub.features })
+      return sendJson(response, 200, { providers, storage: options.storage })
     }
     if (path === '/api/sessions') {
       if (method === 'GET') {

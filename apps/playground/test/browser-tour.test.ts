@@ -609,10 +609,133 @@ describe('every capability, toured with the offline demo provider', () => {
     )
     expect(exported.session.id).toBe(id)
     expect(exported.messages.map((message: AnyMessage) => message.type)).toEqual(['user', 'agent'])
-    // Fork and rename show only when the kernel offers them.
-    const features = await page.evaluate(async () => (await (await fetch('/api/providers')).json()).features)
-    expect(await page.getByTestId('fork-session').isVisible()).toBe(features.fork)
-    expect(await page.getByTestId('rename-session').isVisible()).toBe(features.update)
+  })
+
+  it('forks from a message: a new session with the messages up to it, which goes its own way', async () => {
+    const source = await newSession(page)
+    await send(page, 'first question')
+    await waitForReplyEnd(page)
+    await send(page, 'second question')
+    await waitForReplyEnd(page)
+    await page.locator('[data-testid="agent-message"][data-seq="1"] [data-testid="fork-here"]').click()
+    await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, source)
+    const fork = currentId(page)
+    await page.getByTestId('fork-note').waitFor()
+    expect(await page.getByTestId('fork-note').textContent()).toContain('up to #1')
+    await page.screenshot({ path: join(OUTPUT_DIR, 'fork.png') })
+    expect(await page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual(['first question'])
+    expect(await page.getByTestId('agent-message').count()).toBe(1)
+    expect(
+      await page.locator(`[data-testid="session-item"][data-id="${fork}"] .tag.fork`).textContent(),
+    ).toBe('fork')
+    expect((await playground.persister.getSession(fork))?.forkedFrom).toEqual({ sessionId: source, seq: 1 })
+    expect((await playground.persister.getMessages(fork)).map((message) => message.seq)).toEqual([0, 1])
+
+    await send(page, 'a different follow-up')
+    await waitForReplyEnd(page)
+    expect(await page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
+      'first question',
+      'a different follow-up',
+    ])
+    const forked = await playground.persister.getMessages(fork)
+    expect(forked.map((message) => message.seq)).toEqual([0, 1, 2, 3])
+    expect(forked[2]?.content).toBe('a different follow-up')
+    // The original is untouched, one click away.
+    const original = await playground.persister.getMessages(source)
+    expect(original.map((message) => message.content).filter((content) => typeof content === 'string')).toEqual([
+      'first question',
+      'second question',
+    ])
+    await page.getByTestId('fork-source-link').click()
+    await page.waitForFunction((id) => decodeURIComponent(location.hash.slice(1)) === id, source)
+    await expect.poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
+      'first question',
+      'second question',
+    ])
+  })
+
+  it('edits a message and resends it as a fork, leaving the original conversation as it was', async () => {
+    const source = await newSession(page)
+    await send(page, 'what is the capital of France?')
+    await waitForReplyEnd(page)
+    await send(page, 'and of Italy?')
+    await waitForReplyEnd(page)
+    const second = page.locator('[data-testid="user-message"][data-seq="2"]')
+    // Esc cancels an edit: nothing is forked.
+    await second.getByTestId('edit-message').click()
+    await page.getByTestId('edit-input').press('Escape')
+    expect(await page.getByTestId('message-editor').count()).toBe(0)
+    expect(await second.locator('.bubble').isVisible()).toBe(true)
+    expect(currentId(page)).toBe(source)
+
+    await second.getByTestId('edit-message').click()
+    const editor = page.getByTestId('edit-input')
+    expect(await editor.inputValue()).toBe('and of Italy?')
+    await editor.fill('and of Spain?')
+    await page.screenshot({ path: join(OUTPUT_DIR, 'edit-message.png') })
+    await page.getByTestId('edit-send').click()
+    await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, source)
+    const fork = currentId(page)
+    await waitForReplyEnd(page)
+    await expect.poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
+      'what is the capital of France?',
+      'and of Spain?',
+    ])
+    expect(await page.getByTestId('agent-message').last().getByTestId('agent-text').textContent()).toContain(
+      'and of Spain?',
+    )
+    expect((await playground.persister.getSession(fork))?.forkedFrom).toEqual({ sessionId: source, seq: 1 })
+    const stored = await playground.persister.getMessages(fork)
+    expect(stored.map((message) => [message.seq, message.type])).toEqual([
+      [0, 'user'],
+      [1, 'agent'],
+      [2, 'user'],
+      [3, 'agent'],
+    ])
+    expect(stored[2]?.content).toBe('and of Spain?')
+    expect((await playground.persister.getMessages(source))[2]?.content).toBe('and of Italy?')
+
+    // The first message has nothing before it: its edit starts a new session with the same settings.
+    await page.locator('[data-testid="user-message"][data-seq="0"] [data-testid="edit-message"]').click()
+    await page.getByTestId('edit-input').fill('what is the capital of Peru?')
+    await page.getByTestId('edit-input').press('Enter')
+    await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, fork)
+    const fresh = currentId(page)
+    await waitForReplyEnd(page)
+    await expect.poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
+      'what is the capital of Peru?',
+    ])
+    const freshData = await playground.persister.getSession(fresh)
+    expect(freshData).toMatchObject({ model: 'agentx-demo-1', metadata: { provider: 'demo' } })
+    expect(freshData?.forkedFrom).toBeUndefined()
+  })
+
+  it('renames a session in place: Enter saves (stored, listed, kept after a reload), Esc cancels', async () => {
+    const id = await newSession(page)
+    await send(page, 'a session to rename')
+    await waitForReplyEnd(page)
+    await page.getByTestId('rename-session').click()
+    const input = page.getByTestId('rename-input')
+    expect(await input.inputValue()).toBe('a session to rename')
+    await input.fill('Weekly planning')
+    await input.press('Enter')
+    await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('Weekly planning')
+    await expect.poll(async () => (await playground.persister.getSession(id))?.summary).toBe('Weekly planning')
+    expect(
+      await page.locator(`[data-testid="session-item"][data-id="${id}"] [data-testid="session-summary"]`).textContent(),
+    ).toBe('Weekly planning')
+    await page.getByTestId('rename-session').click()
+    await page.getByTestId('rename-input').fill('Not this')
+    await page.getByTestId('rename-input').press('Escape')
+    expect(await page.getByTestId('rename-input').count()).toBe(0)
+    expect(await page.getByTestId('session-title').textContent()).toBe('Weekly planning')
+    // A later send keeps the chosen name.
+    await send(page, 'one more message')
+    await waitForReplyEnd(page)
+    await page.reload()
+    await page.waitForSelector('body[data-ready="true"]')
+    expect(await page.getByTestId('session-title').textContent()).toBe('Weekly planning')
+    expect((await playground.persister.getSession(id))?.summary).toBe('Weekly planning')
   })
 
   it('switches to a dark theme that stays after a reload', async () => {
