@@ -137,14 +137,45 @@ function renderAgentOptions() {
   )
 }
 
-/** The per-send options the user set (agent, model, temperature, max tokens). */
-function sendOptions() {
+/**
+ * The per-send options the user set (agent, model, temperature, max tokens, output schema). For
+ * the demo's `/json` (`text`), the example schema when none is given. Throws when the schema is
+ * not JSON.
+ */
+function sendOptions(text) {
   const options = {}
   if (ui.agentSelect.value !== '') options.agent = ui.agentSelect.value
   if (ui.sendModel.value.trim() !== '') options.model = ui.sendModel.value.trim()
   if (ui.sendTemperature.value !== '') options.temperature = Number(ui.sendTemperature.value)
   if (ui.sendMaxTokens.value !== '') options.maxOutputTokens = Number(ui.sendMaxTokens.value)
+  const schema = ui.sendOutput.value.trim()
+  if (schema !== '') {
+    try {
+      options.output = { name: ui.sendOutput.dataset.name || 'output', schema: JSON.parse(schema) }
+    } catch {
+      throw new Error(
+        'The output schema is not valid JSON: fix it in the ⚙ options, or clear it for a plain reply.',
+      )
+    }
+  } else if (
+    text !== undefined &&
+    /^\/json\b/i.test(text.trim()) &&
+    providerOf(currentSession()?.provider)?.offline &&
+    state.outputExample
+  ) {
+    options.output = state.outputExample
+  }
   return options
+}
+
+/** The send options, or `undefined` after showing why they cannot be used. */
+function checkedSendOptions(text) {
+  try {
+    return sendOptions(text)
+  } catch (error) {
+    showError({ code: 'VALIDATION', message: error.message }, false)
+    return undefined
+  }
 }
 
 // --- selecting a session --------------------------------------------------------------------
@@ -388,6 +419,9 @@ async function sendContent(content, { text } = {}) {
   if (!sessionId || state.submitting) return
   hideError()
   hideNotice()
+  const options = checkedSendOptions(text)
+  if (options === undefined) return
+  conversation.outputName = options.output?.name
   state.submitting = true
   updateComposer()
   let optimistic
@@ -403,7 +437,7 @@ async function sendContent(content, { text } = {}) {
   await runRequest(
     sessionId,
     sessionPath(sessionId, '/messages'),
-    { content, ...sendOptions() },
+    { content, ...options },
     {
       onAccepted: () => {
         if (text !== undefined && ui.input.value === text) {
@@ -421,9 +455,12 @@ async function retrySend() {
   if (!sessionId || state.submitting) return
   hideError()
   hideNotice()
+  const options = checkedSendOptions(undefined)
+  if (options === undefined) return
+  conversation.outputName = options.output?.name
   state.submitting = true
   updateComposer()
-  await runRequest(sessionId, sessionPath(sessionId, '/retry'), sendOptions(), {})
+  await runRequest(sessionId, sessionPath(sessionId, '/retry'), options, {})
 }
 
 /** POSTs a send or retry and watches its events; a refusal (JSON error) is shown without Retry. */
@@ -717,6 +754,14 @@ ui.stop.addEventListener('click', stopStreaming)
 ui.retryButton.addEventListener('click', () => void retrySend())
 ui.regenerate.addEventListener('click', () => void retrySend())
 ui.dismissError.addEventListener('click', hideError)
+ui.outputExample.addEventListener('click', () => {
+  if (!state.outputExample) return
+  ui.sendOutput.value = JSON.stringify(state.outputExample.schema, null, 2)
+  ui.sendOutput.dataset.name = state.outputExample.name
+})
+ui.sendOutput.addEventListener('input', () => {
+  if (ui.sendOutput.value.trim() === '') delete ui.sendOutput.dataset.name
+})
 ui.optionsToggle.addEventListener('click', () => {
   const open = ui.sendOptions.hidden
   ui.sendOptions.hidden = !open
@@ -770,8 +815,9 @@ setInterval(() => void sync(), SYNC_INTERVAL_MS)
 async function start() {
   if (isNarrow()) ui.newSessionBox.open = false
   try {
-    const { providers, storage } = await api('GET', '/api/providers')
+    const { providers, storage, outputExample } = await api('GET', '/api/providers')
     state.providers = providers
+    state.outputExample = outputExample
     renderProviders()
     ui.storageInfo.replaceChildren(
       el('span', 'storage-kind', storage.kind),

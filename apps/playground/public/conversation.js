@@ -334,6 +334,8 @@ export class Conversation {
     this.pendingPanel?.remove()
     this.pendingPanel = undefined
     this.replayed = replayed
+    // Who started a joined run, and with which output schema, is not known here.
+    if (replayed) this.outputName = undefined
   }
 
   /** Applies one live session event. Returns nothing; the app handles state, errors and notices. */
@@ -389,6 +391,8 @@ export class Conversation {
       case 'error':
         this.trace?.finish(now, type === 'error' ? event.error : undefined)
         this.finishLive()
+        if (type === 'done' && event.result && 'output' in event.result)
+          this.showStructuredOutput(event.result.output)
         break
       case 'state':
         if (event.state === 'aborted') {
@@ -435,6 +439,48 @@ export class Conversation {
       }
     }
     this.addMessage(message)
+  }
+
+  /**
+   * The parsed structured output of a send (`SendResult.output`, DESIGN §10.5), under the reply it
+   * was parsed from: the kernel checked it against the schema, so it is shown field by field.
+   */
+  showStructuredOutput(value) {
+    const replies = this.root.querySelectorAll('.message.agent')
+    const reply = replies[replies.length - 1]
+    if (!reply?.view) return
+    reply.querySelector('.structured-output')?.remove()
+    // The panel says more than the tag a stored JSON reply gets (after a reload it is all there is).
+    reply.querySelector('[data-testid="json-output"]')?.remove()
+    const panel = el('section', 'structured-output')
+    panel.dataset.testid = 'structured-output'
+    const head = el('div', 'structured-output-head', 'Structured output')
+    if (this.outputName) head.append(el('span', 'mono', this.outputName))
+    head.append(el('span', 'tag live', '✓ matches the schema'))
+    panel.append(head)
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const fields = el('dl')
+      for (const [key, field] of Object.entries(value)) {
+        const term = el('dt', '', key)
+        const description = el(
+          'dd',
+          '',
+          typeof field === 'string'
+            ? field
+            : Array.isArray(field) && field.every((item) => typeof item === 'string')
+              ? field.join(', ')
+              : JSON.stringify(field),
+        )
+        description.dataset.field = key
+        fields.append(term, description)
+      }
+      panel.append(fields)
+    } else {
+      panel.append(el('pre', 'tool-result', formatJson(value)))
+    }
+    const footer = reply.view.body.querySelector('.message-footer')
+    if (footer) footer.before(panel)
+    else reply.view.body.append(panel)
   }
 
   /** The marker element for a profile change seen on a finished reply (no handoff event came first). */
@@ -713,7 +759,9 @@ function renderText(view, final) {
   }
   const text = view.textValue
   if (final) {
-    view.stable.replaceChildren(renderMarkdown(text))
+    // A reply that is one JSON value (structured output) reads best as a JSON code block.
+    const json = structuredOutputOf(text) === undefined ? text : `\`\`\`json\n${text.trim()}\n\`\`\``
+    view.stable.replaceChildren(renderMarkdown(json))
     view.tail.replaceChildren()
     view.boundary = view.rendered = view.scanned = text.length
     return

@@ -47,6 +47,8 @@ export const ui = {
   sendModelOptions: $('send-model-options'),
   sendTemperature: $('send-temperature'),
   sendMaxTokens: $('send-max-tokens'),
+  sendOutput: $('send-output'),
+  outputExample: $('output-example'),
   composer: $('composer'),
   input: $('message-input'),
   send: $('send-button'),
@@ -62,6 +64,8 @@ export const ui = {
 /** What the page knows. */
 export const state = {
   providers: [],
+  /** An example output schema `{ name, schema }` (the demo's `/json` sends it). */
+  outputExample: undefined,
   sessions: [],
   hasMore: false,
   filters: { q: '', state: '' },

@@ -12,6 +12,7 @@ import {
   type ToolUseBlock,
 } from '@agentx/core'
 import { textOf } from '@agentx/core/provider'
+import { brokenExampleOf, exampleOf } from './demo-output.js'
 
 /** The model names the demo provider offers. */
 export const DEMO_MODELS: readonly string[] = ['agentx-demo-1']
@@ -42,7 +43,9 @@ export const DEMO_COMPACT_INPUT_TOKENS = 150_000
  * - `/handoff` → calls `transfer_to_billing` (or back, `transfer_to_default`);
  * - `/delegate` → calls the `researcher` agent tool, which runs in a child session;
  * - `/long` (or `long`, `story`) → a long reply, to try Stop;
- * - `/json` → a JSON object (structured output);
+ * - `/json` → a JSON object (structured output). With a send's `output` schema every message is
+ *   answered with JSON made from that schema (see {@link exampleOf}); `/json broken` then answers
+ *   JSON that misses required fields, so the send fails with `OUTPUT_INVALID`;
  * - `/error` → a retryable `rate_limit` error (`/error server`, `/error auth`, `/error stream` for
  *   other failures); a retry marked with {@link DEMO_RETRY_OPTIONS} succeeds;
  * - `/compact` → reports a context of {@link DEMO_COMPACT_INPUT_TOKENS} input tokens, so an agent
@@ -175,7 +178,7 @@ const HELP =
   '- `/handoff` — hand the conversation to the billing agent (and back)\n' +
   '- `/delegate` — a sub-agent working in a child session\n' +
   '- `/long` — a long reply to stop half way\n' +
-  '- `/json` — structured output\n' +
+  '- `/json` — structured output, checked against a schema (`/json broken`: output that does not match)\n' +
   '- `/error` — a provider error, then Retry\n' +
   '- `/compact` — fill the context so compaction runs\n' +
   '- *why is the sky blue?* — thinking you can unfold'
@@ -211,6 +214,14 @@ function planReply(prompt: string | ContentBlock[], options: AdapterStreamOption
     return {
       text: 'This time the request went through: the retry worked. The failed attempt is kept in the history.',
     }
+  }
+
+  // Structured output asked for (DESIGN §10.5): the reply is JSON only, filled in from the schema.
+  if (options.output !== undefined) {
+    const value = /^\/json\s+broken\b/i.test(text)
+      ? brokenExampleOf(options.output.schema)
+      : exampleOf(options.output.schema)
+    return { text: JSON.stringify(value, null, 2) }
   }
 
   const command = /^\/([a-z]+)\b\s*(.*)$/is.exec(text)

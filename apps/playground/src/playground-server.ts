@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { type Logger, ValidationError } from '@agentx/core'
 import { allowedHostsFor, checkRequestOrigin } from './check-request-origin.js'
+import { DEMO_OUTPUT } from './demo-output.js'
 import type { PlaygroundHub } from './playground-hub.js'
 import { type PlaygroundProvider, toProviderInfo } from './playground-provider.js'
 import { readJsonBody } from './read-json-body.js'
@@ -143,7 +144,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     const path = url.pathname
     if (path === '/api/providers') {
       if (method !== 'GET') return notAllowed(response, 'GET')
-      return sendJson(response, 200, { providers, storage: options.storage })
+      return sendJson(response, 200, { providers, storage: options.storage, outputExample: DEMO_OUTPUT })
     }
     if (path === '/api/sessions') {
       if (method === 'GET') {

@@ -5,6 +5,7 @@ import type { AnyMessage } from '@agentx/core'
 import { ScriptedAdapter } from '@agentx/core/testing'
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_COMPACT_INPUT_TOKENS, DEMO_JSON_OUTPUT } from '../src/demo-adapter.js'
+import { DEMO_OUTPUT } from '../src/demo-output.js'
 import { type Playground, type StartPlaygroundOptions, startPlayground } from '../src/start-playground.js'
 import {
   api,
@@ -232,6 +233,66 @@ describe('the demo provider’s tour commands', () => {
 })
 
 describe('Release 2 API', () => {
+  it('structured output: a send with an output schema answers with result.output; output that does not match fails with OUTPUT_INVALID', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    const providers = await api(playground.url, 'GET', '/api/providers')
+    expect(providers.body.outputExample).toEqual(DEMO_OUTPUT)
+
+    const json = await sendMessage(playground.url, id, '/json', undefined, { output: DEMO_OUTPUT })
+    expectEnd(json)
+    const done = ofType(json, 'done')[0]?.data as { result: { output: unknown; text: string } }
+    expect(done.result.output).toEqual(DEMO_JSON_OUTPUT)
+    expect(JSON.parse(done.result.text)).toEqual(DEMO_JSON_OUTPUT)
+
+    // Any schema: the demo fills it in, the kernel parses and checks it.
+    const schema = {
+      type: 'object',
+      properties: {
+        title: { type: 'string', examples: ['A day in Lyon'] },
+        stars: { type: 'integer', minimum: 1, maximum: 5 },
+        tags: { type: 'array', items: { type: 'string', enum: ['food', 'museums'] }, minItems: 2 },
+      },
+      required: ['title', 'stars', 'tags'],
+    }
+    const custom = await sendMessage(playground.url, id, 'rate my trip', undefined, {
+      output: { name: 'trip_rating', schema },
+    })
+    expectEnd(custom)
+    expect((ofType(custom, 'done')[0]!.data as { result: { output: unknown } }).result.output).toEqual({
+      title: 'A day in Lyon',
+      stars: 1,
+      tags: ['food', 'food'],
+    })
+
+    const broken = await sendMessage(playground.url, id, '/json broken', undefined, { output: DEMO_OUTPUT })
+    expectEnd(broken, 'error')
+    expect(ofType(broken, 'error')[0]?.data.error).toMatchObject({
+      code: 'OUTPUT_INVALID',
+      message: expect.stringContaining('temperatureC: required'),
+    })
+    const detail = await api(playground.url, 'GET', `/api/sessions/${id}`)
+    expect(detail.body.session.state).toBe('error')
+    expect(detail.body.lastError).toMatchObject({ code: 'OUTPUT_INVALID' })
+    // The reply that did not match stays stored, as the kernel promises.
+    const last = detail.body.messages.at(-1) as AnyMessage
+    expect(last.type).toBe('agent')
+    expect(JSON.parse((last.content as Array<{ text: string }>)[0]!.text)).toEqual({ city: 'Paris' })
+
+    // A malformed output option is refused before anything is stored.
+    const before = (await playground.persister.getMessages(id)).length
+    for (const output of [
+      { schema: 'object' },
+      { schema: {}, name: 'bad name!' },
+      { schema: {}, extra: 1 },
+      [],
+    ]) {
+      const refused = await sendMessage(playground.url, id, 'hello', undefined, { output })
+      expect(refused).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION' } } })
+    }
+    expect(await playground.persister.getMessages(id)).toHaveLength(before)
+  })
+
   it('passes per-send model, temperature and max tokens to the adapter, and refuses bad values writing nothing', async () => {
     const openai = new ScriptedAdapter(
       [[{ type: 'message', content: [{ type: 'text', text: 'ok' }], stopReason: 'end_turn' }]],

@@ -236,7 +236,9 @@ describe('defects found in a real browser', () => {
     expect(await page.getByTestId('session-item').count()).toBe(50)
     expect(currentId(page)).toBe(old)
     await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('an old conversation')
-    expect(await page.getByTestId('user-message').first().locator('.bubble').textContent()).toBe('an old conversation')
+    expect(await page.getByTestId('user-message').first().locator('.bubble').textContent()).toBe(
+      'an old conversation',
+    )
     expect(await page.getByTestId('message-input').isEnabled()).toBe(true)
 
     const errors: string[] = []
@@ -508,7 +510,7 @@ describe('every capability, toured with the offline demo provider', () => {
     const id = await newSession(page)
     await send(page, '/json')
     await waitForReplyEnd(page)
-    expect(await page.getByTestId('json-output').count()).toBe(1)
+    expect(await page.getByTestId('structured-output').count()).toBe(1)
     await send(page, '/compact')
     await waitForReplyEnd(page)
     expect(await page.getByTestId('state-badge').textContent()).toBe('idle')
@@ -527,6 +529,75 @@ describe('every capability, toured with the offline demo provider', () => {
       ['agent', undefined],
     ])
     expect(stored.filter((message) => message.type === 'user')).toHaveLength(3)
+  })
+
+  it('asks for structured output with a schema: /json uses the example, any schema can be typed, a mismatch is OUTPUT_INVALID', async () => {
+    const id = await newSession(page)
+    await send(page, '/json')
+    await waitForReplyEnd(page)
+    const panel = page.getByTestId('structured-output')
+    await panel.waitFor()
+    expect(await panel.textContent()).toContain('weather_report')
+    expect(await panel.locator('dd[data-field="city"]').textContent()).toBe('Paris')
+    expect(await panel.locator('dd[data-field="advice"]').textContent()).toBe('wear sunglasses, drink water')
+    // The reply itself is the JSON, shown as a JSON code block.
+    expect(
+      JSON.parse((await page.getByTestId('agent-message').last().locator('pre code').textContent()) ?? ''),
+    ).toEqual({
+      city: 'Paris',
+      temperatureC: 21,
+      conditions: 'sunny',
+      advice: ['wear sunglasses', 'drink water'],
+    })
+
+    // A schema of one's own, in the ⚙ options.
+    await page.getByTestId('options-toggle').click()
+    await page.getByTestId('send-output-schema').fill('{ "type": "object"')
+    await send(page, 'rate my trip')
+    expect(await page.getByTestId('error-message').textContent()).toContain('not valid JSON')
+    expect(await page.getByTestId('message-input').inputValue()).toBe('rate my trip')
+    await page.getByTestId('send-output-schema').fill(
+      JSON.stringify({
+        type: 'object',
+        properties: {
+          title: { type: 'string', examples: ['A day in Lyon'] },
+          stars: { type: 'integer', minimum: 4, maximum: 5 },
+        },
+        required: ['title', 'stars'],
+      }),
+    )
+    await send(page, 'rate my trip')
+    await waitForReplyEnd(page)
+    await expect.poll(() => page.getByTestId('structured-output').count()).toBe(2)
+    const custom = page.getByTestId('structured-output').last()
+    expect(await custom.locator('dd[data-field="title"]').textContent()).toBe('A day in Lyon')
+    expect(await custom.locator('dd[data-field="stars"]').textContent()).toBe('4')
+    await page.screenshot({ path: join(OUTPUT_DIR, 'structured-output.png') })
+
+    // The example schema, and a reply that does not match it.
+    await page.getByTestId('output-example').click()
+    expect(JSON.parse(await page.getByTestId('send-output-schema').inputValue()).required).toEqual([
+      'city',
+      'temperatureC',
+      'conditions',
+      'advice',
+    ])
+    await send(page, '/json broken')
+    await waitForReplyEnd(page)
+    expect(await page.getByTestId('error-kind').textContent()).toBe('OUTPUT_INVALID')
+    expect(await page.getByTestId('error-message').textContent()).toContain('temperatureC: required')
+    expect(await page.getByTestId('retry').isVisible()).toBe(false)
+    expect(await page.getByTestId('state-badge').textContent()).toBe('error')
+    expect(await page.getByTestId('structured-output').count()).toBe(2)
+    const stored = await playground.persister.getMessages(id)
+    expect(stored.at(-1)?.type).toBe('agent')
+    await page.getByTestId('send-output-schema').fill('')
+    await page.getByTestId('options-toggle').click()
+    // After a reload the stored JSON replies are still marked as such, and the error explained.
+    await page.reload()
+    await page.waitForSelector('body[data-ready="true"]')
+    expect(await page.getByTestId('json-output').count()).toBe(3)
+    expect(await page.getByTestId('error-kind').textContent()).toBe('OUTPUT_INVALID')
   })
 
   it('shows compaction markers with the summary folded', async () => {
@@ -623,7 +694,9 @@ describe('every capability, toured with the offline demo provider', () => {
     await page.getByTestId('fork-note').waitFor()
     expect(await page.getByTestId('fork-note').textContent()).toContain('up to #1')
     await page.screenshot({ path: join(OUTPUT_DIR, 'fork.png') })
-    expect(await page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual(['first question'])
+    expect(await page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
+      'first question',
+    ])
     expect(await page.getByTestId('agent-message').count()).toBe(1)
     expect(
       await page.locator(`[data-testid="session-item"][data-id="${fork}"] .tag.fork`).textContent(),
@@ -642,16 +715,14 @@ describe('every capability, toured with the offline demo provider', () => {
     expect(forked[2]?.content).toBe('a different follow-up')
     // The original is untouched, one click away.
     const original = await playground.persister.getMessages(source)
-    expect(original.map((message) => message.content).filter((content) => typeof content === 'string')).toEqual([
-      'first question',
-      'second question',
-    ])
+    expect(
+      original.map((message) => message.content).filter((content) => typeof content === 'string'),
+    ).toEqual(['first question', 'second question'])
     await page.getByTestId('fork-source-link').click()
     await page.waitForFunction((id) => decodeURIComponent(location.hash.slice(1)) === id, source)
-    await expect.poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
-      'first question',
-      'second question',
-    ])
+    await expect
+      .poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents())
+      .toEqual(['first question', 'second question'])
   })
 
   it('edits a message and resends it as a fork, leaving the original conversation as it was', async () => {
@@ -677,10 +748,9 @@ describe('every capability, toured with the offline demo provider', () => {
     await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, source)
     const fork = currentId(page)
     await waitForReplyEnd(page)
-    await expect.poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
-      'what is the capital of France?',
-      'and of Spain?',
-    ])
+    await expect
+      .poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents())
+      .toEqual(['what is the capital of France?', 'and of Spain?'])
     expect(await page.getByTestId('agent-message').last().getByTestId('agent-text').textContent()).toContain(
       'and of Spain?',
     )
@@ -702,9 +772,9 @@ describe('every capability, toured with the offline demo provider', () => {
     await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, fork)
     const fresh = currentId(page)
     await waitForReplyEnd(page)
-    await expect.poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
-      'what is the capital of Peru?',
-    ])
+    await expect
+      .poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents())
+      .toEqual(['what is the capital of Peru?'])
     const freshData = await playground.persister.getSession(fresh)
     expect(freshData).toMatchObject({ model: 'agentx-demo-1', metadata: { provider: 'demo' } })
     expect(freshData?.forkedFrom).toBeUndefined()
@@ -720,9 +790,13 @@ describe('every capability, toured with the offline demo provider', () => {
     await input.fill('Weekly planning')
     await input.press('Enter')
     await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('Weekly planning')
-    await expect.poll(async () => (await playground.persister.getSession(id))?.summary).toBe('Weekly planning')
+    await expect
+      .poll(async () => (await playground.persister.getSession(id))?.summary)
+      .toBe('Weekly planning')
     expect(
-      await page.locator(`[data-testid="session-item"][data-id="${id}"] [data-testid="session-summary"]`).textContent(),
+      await page
+        .locator(`[data-testid="session-item"][data-id="${id}"] [data-testid="session-summary"]`)
+        .textContent(),
     ).toBe('Weekly planning')
     await page.getByTestId('rename-session').click()
     await page.getByTestId('rename-input').fill('Not this')
