@@ -656,7 +656,10 @@ function newView(row, body) {
     boundary: 0,
     rendered: 0,
     scanned: 0,
-    inFence: false,
+    /** The fence (```, ~~~) of a code block still open, if any. */
+    fence: undefined,
+    /** Where a block may end: after a blank line, once the next line shows it is not a continuation. */
+    candidate: undefined,
     agentName: undefined,
   }
 }
@@ -745,8 +748,11 @@ function appendText(conversation, view, text) {
 }
 
 /**
- * Renders the reply's Markdown incrementally: blocks that ended (a blank line outside a code
- * fence) are rendered once and kept; only the unfinished tail is redrawn. `final` renders it all.
+ * Renders the reply's Markdown incrementally: blocks that ended are rendered once and kept; only
+ * the unfinished tail is redrawn (at most once a frame). A block ends at a closed code fence, or at
+ * a blank line followed by a line that is not indented (an indented one may continue a list item).
+ * `final` renders the whole reply once more as one document, so what spans blocks (a loose list,
+ * a reference link) comes out right.
  */
 function renderText(view, final) {
   if (!view.text) {
@@ -771,9 +777,7 @@ function renderText(view, final) {
     newline !== -1;
     newline = text.indexOf('\n', view.scanned)
   ) {
-    const line = text.slice(view.scanned, newline)
-    if (/^\s*(```|~~~)/.test(line)) view.inFence = !view.inFence
-    else if (line.trim() === '' && !view.inFence) view.boundary = newline + 1
+    scanLine(view, text.slice(view.scanned, newline), newline + 1)
     view.scanned = newline + 1
   }
   if (view.boundary > view.rendered) {
@@ -781,4 +785,24 @@ function renderText(view, final) {
     view.rendered = view.boundary
   }
   view.tail.replaceChildren(renderMarkdown(text.slice(view.rendered)))
+}
+
+/** Moves the block boundary past one complete line (`next` is where the line after it starts). */
+function scanLine(view, line, next) {
+  const trimmed = line.trim()
+  if (view.fence !== undefined) {
+    if (trimmed.length >= view.fence.length && trimmed[0] === view.fence[0] && /^(`+|~+)$/.test(trimmed)) {
+      view.fence = undefined
+      view.boundary = next
+    }
+    return
+  }
+  if (trimmed === '') {
+    view.candidate = next
+    return
+  }
+  if (view.candidate !== undefined && !/^\s/.test(line)) view.boundary = view.candidate
+  view.candidate = undefined
+  const fence = /^\s*(`{3,}|~{3,})/.exec(line)
+  if (fence) view.fence = fence[1]
 }

@@ -600,6 +600,86 @@ describe('every capability, toured with the offline demo provider', () => {
     expect(await page.getByTestId('error-kind').textContent()).toBe('OUTPUT_INVALID')
   })
 
+  it('renders Markdown while it streams: finished blocks once, then tables, highlighted code and copy buttons', async () => {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: playground.url })
+    await newSession(page)
+    await send(page, '/markdown')
+    // While streaming: the heading, once finished, is rendered once and kept as the reply grows.
+    const stableHeading = '.message.agent.streaming .markdown-stable h4'
+    await page.waitForSelector(stableHeading)
+    await page.evaluate((selector) => {
+      ;(document.querySelector(selector) as HTMLElement & { rendered?: boolean }).rendered = true
+    }, stableHeading)
+    await page.waitForSelector('.message.agent.streaming .markdown-stable .table-wrapper')
+    const midStream = await page.evaluate((selector) => {
+      const heading = document.querySelector(selector) as (HTMLElement & { rendered?: boolean }) | null
+      const tail = document.querySelector('.message.agent.streaming .markdown-tail')
+      return {
+        sameHeading: heading?.rendered === true,
+        stableBlocks: document.querySelector('.message.agent.streaming .markdown-stable')?.childElementCount,
+        tailBlocks: tail?.childElementCount ?? 0,
+      }
+    }, stableHeading)
+    expect(midStream.sameHeading).toBe(true)
+    expect(midStream.stableBlocks).toBeGreaterThanOrEqual(4)
+    expect(midStream.tailBlocks).toBeLessThanOrEqual(1)
+    await waitForReplyEnd(page)
+
+    const reply = page.getByTestId('agent-message').last().getByTestId('agent-text')
+    expect(await reply.locator('h4').textContent()).toBe('Markdown, rendered as it streams')
+    expect(await reply.locator('table th').allTextContents()).toEqual(['capability', 'where', 'status'])
+    expect(await reply.locator('table tbody tr').count()).toBe(3)
+    expect(await reply.locator('table th').nth(1).getAttribute('class')).toBe('align-center')
+    expect(await reply.locator('table td').nth(2).getAttribute('class')).toBe('align-right')
+    expect(await reply.locator('ol li').count()).toBe(2)
+    // Numbered from 1, like the source.
+    expect(
+      await reply
+        .locator('ol li')
+        .first()
+        .evaluate((item) => (item.parentElement as HTMLOListElement).start),
+    ).toBe(1)
+    expect(await reply.locator('s').textContent()).toBe('strikethrough')
+    expect(
+      await reply.locator('a').evaluateAll((links) => links.map((link) => link.getAttribute('href'))),
+    ).toEqual(['https://example.com/agentx', 'https://example.com/plain'])
+    const blocks = reply.getByTestId('code-block')
+    expect(await blocks.locator('.code-language').allTextContents()).toEqual(['ts', 'python', 'sh'])
+    // Highlighted: keywords, strings and comments are spans of their own.
+    const typescript = blocks.nth(0).locator('code')
+    expect(await typescript.getAttribute('data-language')).toBe('ts')
+    expect(await typescript.locator('.hljs-keyword').first().textContent()).toBe('import')
+    expect(await typescript.locator('.hljs-string').first().textContent()).toBe("'@agentx/core'")
+    expect(await typescript.locator('.hljs-comment').textContent()).toBe(
+      '// resolves when the reply is stored',
+    )
+    expect(await blocks.nth(1).locator('.hljs-keyword').first().textContent()).toBe('def')
+    // The raw HTML and the javascript: link of the reply are text.
+    expect(await reply.locator('blockquote').textContent()).toContain('<script>alert("no")</script>')
+    expect(await reply.locator('script').count()).toBe(0)
+
+    // Copy puts the code, exactly, on the clipboard.
+    await blocks.nth(0).getByTestId('copy-code').click()
+    await expect.poll(() => blocks.nth(0).getByTestId('copy-code').textContent()).toBe('Copied')
+    const copied = await page.evaluate(() => navigator.clipboard.readText())
+    expect(copied).toBe(await typescript.textContent())
+    expect(copied.split('\n')[0]).toBe("import { createAgent } from '@agentx/core'")
+    expect(copied.endsWith('\n')).toBe(false)
+    await blocks.nth(2).getByTestId('copy-code').click()
+    await expect
+      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
+      .toBe('pnpm install && pnpm start')
+    await reply.locator('table').scrollIntoViewIfNeeded()
+    await page.screenshot({ path: join(OUTPUT_DIR, 'markdown.png') })
+
+    // The stored reply renders the same after a reload.
+    await page.reload()
+    await page.waitForSelector('body[data-ready="true"]')
+    const reloaded = page.getByTestId('agent-message').last()
+    expect(await reloaded.getByTestId('code-block').count()).toBe(3)
+    expect(await reloaded.locator('table tbody tr').count()).toBe(3)
+  })
+
   it('shows compaction markers with the summary folded', async () => {
     // A conversation as the kernel stores it after a compaction (DESIGN §10.4): a system message
     // with `compaction.throughSeq` and the summary, and the messages before it still there.
