@@ -10,17 +10,8 @@ import type { AnyMessage, ContentBlock } from '@agentx/core'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Playground, startPlayground } from '../src/start-playground.js'
+import { CHROMIUM_ARGS, CHROMIUM_PATH, chromiumMissingMessage } from './ensure-chromium.js'
 
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-]
 const OUTPUT_DIR = fileURLToPath(new URL('../test-output/', import.meta.url))
 const DESKTOP = { width: 1280, height: 820 }
 
@@ -105,12 +96,7 @@ async function streamedLength(page: Page): Promise<number> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `The browser tests need Chromium at ${CHROMIUM_PATH}, which is not installed. ` +
-        'Install it with `apt-get install -y chromium` (Debian/Ubuntu; `sudo` if needed), or set CHROMIUM_PATH to a Chromium binary.',
-    )
-  }
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(chromiumMissingMessage())
   workspace = await mkdtemp(join(tmpdir(), 'agentx-playground-tour-'))
   await mkdir(OUTPUT_DIR, { recursive: true })
   playground = await startPlayground({
@@ -120,7 +106,7 @@ beforeAll(async () => {
     demoDelayMs: 20,
     retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 5 },
   })
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS })
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] })
   context = await browser.newContext()
 }, 60_000)
 

@@ -8,18 +8,8 @@ import type { ContentBlock } from '@agentx/core'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Playground, startPlayground } from '../src/start-playground.js'
+import { CHROMIUM_ARGS, CHROMIUM_PATH, chromiumMissingMessage } from './ensure-chromium.js'
 
-/** The system Chromium; never a downloaded browser. */
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-]
 const OUTPUT_DIR = fileURLToPath(new URL('../test-output/', import.meta.url))
 
 let workspace: string
@@ -72,16 +62,11 @@ async function newSession(): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `The browser tests need Chromium at ${CHROMIUM_PATH}, which is not installed. ` +
-        'Install it with `apt-get install -y chromium` (Debian/Ubuntu; `sudo` if needed), or set CHROMIUM_PATH to a Chromium binary.',
-    )
-  }
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(chromiumMissingMessage())
   workspace = await mkdtemp(join(tmpdir(), 'agentx-playground-e2e-'))
   await mkdir(OUTPUT_DIR, { recursive: true })
   playground = await startServer()
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS })
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] })
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
   await page.goto(playground.url)
   await page.waitForSelector('body[data-ready="true"]')
