@@ -263,6 +263,7 @@ function showDetail(detail) {
   const provider = providerOf(session.provider)
   conversation.reset(session, detail.messages, {
     agentTools: provider?.agentTools ?? [],
+    agents: provider?.agents ?? [],
     running: detail.running !== undefined,
   })
   explainState(session, detail.lastError)

@@ -19,6 +19,7 @@ export class Conversation {
     this.hooks = hooks
     this.session = undefined
     this.agentTools = new Set()
+    this.namesAgents = false
     this.toolCards = new Map()
     this.live = undefined
     this.lastAgentName = undefined
@@ -27,9 +28,11 @@ export class Conversation {
   }
 
   /** Renders a session's stored messages (a snapshot); `running` skips the checkpoint of the reply in flight. */
-  reset(session, messages, { agentTools = [], running = false } = {}) {
+  reset(session, messages, { agentTools = [], agents = [], running = false } = {}) {
     this.session = session
     this.agentTools = new Set(agentTools)
+    // Replies name their profile only where there are several (another provider's has just one).
+    this.namesAgents = agents.length > 0
     this.toolCards = new Map()
     this.live = undefined
     this.lastAgentName = undefined
@@ -125,7 +128,7 @@ export class Conversation {
 
   /** A marker when another profile answers than the one before (a handoff, or a send that picked one). */
   agentMarker(agentName, from) {
-    if (agentName === undefined) return
+    if (agentName === undefined || !this.namesAgents) return
     const previous = from ?? this.lastAgentName
     this.lastAgentName = agentName
     if (previous === undefined || previous === agentName) return
@@ -415,7 +418,7 @@ export class Conversation {
         if (view.frame) cancelAnimationFrame(view.frame)
         view.frame = 0
         if (stale && stale !== this.live) stale.remove()
-        if (message.agentName !== undefined && message.agentName !== this.lastAgentName) {
+        if (this.namesAgents && message.agentName !== undefined && message.agentName !== this.lastAgentName) {
           this.live.before(this.markerFor(message.agentName))
         }
         fillAgentBubble(this, view, message)
@@ -671,7 +674,7 @@ function fillAgentBubble(conversation, view, message) {
   view.row.dataset.messageId = message.id
   view.row.dataset.seq = String(message.seq)
   // The default profile goes unnamed; another profile's replies say who wrote them.
-  if (message.agentName !== undefined && message.agentName !== 'default') {
+  if (conversation.namesAgents && message.agentName !== undefined && message.agentName !== 'default') {
     const tag = el('div', 'agent-name', message.agentName)
     tag.dataset.testid = 'agent-name'
     view.body.append(tag)

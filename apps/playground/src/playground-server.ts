@@ -152,6 +152,8 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
         const offset = pageParameter(url.searchParams.get('offset'), 0, 'offset')
         const q = url.searchParams.get('q') ?? ''
         if (q.length > 200) throw new ValidationError('q must be at most 200 characters.')
+        const provider = url.searchParams.get('provider') ?? ''
+        if (provider.length > 100) throw new ValidationError('provider must be at most 100 characters.')
         const stateParameter = url.searchParams.get('state') ?? ''
         const states =
           stateParameter === '' ? undefined : stateParameter.split(',').map((state) => state.trim())
@@ -166,6 +168,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
             limit: Math.min(limit, 500),
             offset,
             ...(q.trim() === '' ? {} : { q }),
+            ...(provider === '' ? {} : { provider }),
             ...(states === undefined ? {} : { states: states as never }),
           }),
         })
