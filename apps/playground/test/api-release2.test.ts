@@ -233,6 +233,30 @@ describe('the demo provider’s tour commands', () => {
 })
 
 describe('Release 2 API', () => {
+  it('/compact fills the context: its next model request is preceded by a compaction summary, stored as a system message', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    for (const text of ['hello', 'what is 2 + 3?']) expectEnd(await sendMessage(playground.url, id, text))
+    // /compact reports 150,000 input tokens, then calls a tool: the request after the tool result compacts.
+    const compact = await sendMessage(playground.url, id, '/compact')
+    expectEnd(compact)
+    const compaction = ofType(compact, 'compaction')[0]?.data as { message: AnyMessage } | undefined
+    expect(compaction?.message).toMatchObject({
+      type: 'system',
+      compaction: { throughSeq: expect.any(Number) },
+    })
+    const types = compact.events.map((event) => event.event)
+    expect(types.indexOf('compaction')).toBeLessThan(types.lastIndexOf('step-start'))
+    const stored = await playground.persister.getMessages(id)
+    expect(stored.filter((message) => message.compaction !== undefined)).toHaveLength(1)
+    // Nothing is deleted: the three user messages are all still there.
+    expect(stored.filter((message) => message.type === 'user').map((message) => message.content)).toEqual([
+      'hello',
+      'what is 2 + 3?',
+      '/compact',
+    ])
+  })
+
   it('structured output: a send with an output schema answers with result.output; output that does not match fails with OUTPUT_INVALID', async () => {
     const playground = await start()
     const id = await createSession(playground)
