@@ -29,9 +29,8 @@ const tell = (message) => channel?.postMessage(message)
 
 const conversation = new Conversation(ui.conversation, {
   onAnswer: (answers) => void sendContent(answers),
-  features: () => state.features,
   onFork: (seq) => void forkSession(seq),
-  onEdit: (seq, text) => void forkSession(seq - 1, text),
+  onEdit: (seq, text) => void editAsFork(seq, text),
 })
 
 // --- small helpers --------------------------------------------------------------------------
@@ -138,14 +137,45 @@ function renderAgentOptions() {
   )
 }
 
-/** The per-send options the user set (agent, model, temperature, max tokens). */
-function sendOptions() {
+/**
+ * The per-send options the user set (agent, model, temperature, max tokens, output schema). For
+ * the demo's `/json` (`text`), the example schema when none is given. Throws when the schema is
+ * not JSON.
+ */
+function sendOptions(text) {
   const options = {}
   if (ui.agentSelect.value !== '') options.agent = ui.agentSelect.value
   if (ui.sendModel.value.trim() !== '') options.model = ui.sendModel.value.trim()
   if (ui.sendTemperature.value !== '') options.temperature = Number(ui.sendTemperature.value)
   if (ui.sendMaxTokens.value !== '') options.maxOutputTokens = Number(ui.sendMaxTokens.value)
+  const schema = ui.sendOutput.value.trim()
+  if (schema !== '') {
+    try {
+      options.output = { name: ui.sendOutput.dataset.name || 'output', schema: JSON.parse(schema) }
+    } catch {
+      throw new Error(
+        'The output schema is not valid JSON: fix it in the ⚙ options, or clear it for a plain reply.',
+      )
+    }
+  } else if (
+    text !== undefined &&
+    /^\/json\b/i.test(text.trim()) &&
+    providerOf(currentSession()?.provider)?.offline &&
+    state.outputExample
+  ) {
+    options.output = state.outputExample
+  }
   return options
+}
+
+/** The send options, or `undefined` after showing why they cannot be used. */
+function checkedSendOptions(text) {
+  try {
+    return sendOptions(text)
+  } catch (error) {
+    showError({ code: 'VALIDATION', message: error.message }, false)
+    return undefined
+  }
 }
 
 // --- selecting a session --------------------------------------------------------------------
@@ -233,6 +263,7 @@ function showDetail(detail) {
   const provider = providerOf(session.provider)
   conversation.reset(session, detail.messages, {
     agentTools: provider?.agentTools ?? [],
+    agents: provider?.agents ?? [],
     running: detail.running !== undefined,
   })
   explainState(session, detail.lastError)
@@ -389,6 +420,9 @@ async function sendContent(content, { text } = {}) {
   if (!sessionId || state.submitting) return
   hideError()
   hideNotice()
+  const options = checkedSendOptions(text)
+  if (options === undefined) return
+  conversation.outputName = options.output?.name
   state.submitting = true
   updateComposer()
   let optimistic
@@ -404,7 +438,7 @@ async function sendContent(content, { text } = {}) {
   await runRequest(
     sessionId,
     sessionPath(sessionId, '/messages'),
-    { content, ...sendOptions() },
+    { content, ...options },
     {
       onAccepted: () => {
         if (text !== undefined && ui.input.value === text) {
@@ -422,9 +456,12 @@ async function retrySend() {
   if (!sessionId || state.submitting) return
   hideError()
   hideNotice()
+  const options = checkedSendOptions(undefined)
+  if (options === undefined) return
+  conversation.outputName = options.output?.name
   state.submitting = true
   updateComposer()
-  await runRequest(sessionId, sessionPath(sessionId, '/retry'), sendOptions(), {})
+  await runRequest(sessionId, sessionPath(sessionId, '/retry'), options, {})
 }
 
 /** POSTs a send or retry and watches its events; a refusal (JSON error) is shown without Retry. */
@@ -537,6 +574,7 @@ async function sessionGone(id) {
   renderSessionList()
 }
 
+/** Forks the open session through `throughSeq` (default: all of it), opens the fork and sends `resend` there. */
 async function forkSession(throughSeq, resend) {
   const sessionId = state.currentId
   if (!sessionId) return
@@ -544,30 +582,84 @@ async function forkSession(throughSeq, resend) {
     const { session } = await api(
       'POST',
       sessionPath(sessionId, '/fork'),
-      throughSeq === undefined || throughSeq < 0 ? {} : { throughSeq },
+      throughSeq === undefined ? {} : { throughSeq },
     )
-    upsertSession(session)
-    tell({ type: 'changed', id: session.id })
-    await selectSession(session.id)
-    if (resend !== undefined) await sendContent(resend, { text: resend })
+    await openAndSend(session, resend)
   } catch (error) {
     showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
   }
 }
 
-async function renameSession() {
-  const session = currentSession()
-  if (!session) return
-  const summary = window.prompt('Rename this session', session.summary)
-  if (summary === null || summary.trim() === '') return
+/**
+ * Edit and resend: the edited text goes to a fork made just before the edited message. The first
+ * message has nothing before it to copy, so its edit starts a new session with the same provider,
+ * model and system prompt.
+ */
+async function editAsFork(seq, text) {
+  if (seq > 0) return forkSession(seq - 1, text)
+  const source = currentSession()
+  if (!source) return
   try {
-    const { session: updated } = await api('PATCH', sessionPath(session.id), { summary: summary.trim() })
-    upsertSession(updated)
-    renderHeader()
-    tell({ type: 'changed', id: session.id })
+    const { session } = await api('POST', '/api/sessions', {
+      provider: source.provider,
+      model: source.model,
+      ...(source.systemPrompt ? { systemPrompt: source.systemPrompt } : {}),
+    })
+    await openAndSend(session, text)
   } catch (error) {
     showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
   }
+}
+
+async function openAndSend(session, text) {
+  upsertSession(session)
+  tell({ type: 'changed', id: session.id })
+  await selectSession(session.id)
+  if (text !== undefined && state.currentId === session.id) await sendContent(text, { text })
+}
+
+/** Renames the open session in place: Enter or leaving the field saves, Esc cancels. */
+function renameSession() {
+  const session = currentSession()
+  if (!session || ui.titleBlock.querySelector('.rename-input')) return
+  const input = el('input', 'rename-input')
+  input.value = session.summary
+  input.maxLength = 200
+  input.placeholder = 'Session name'
+  input.setAttribute('aria-label', 'Session name')
+  input.dataset.testid = 'rename-input'
+  let finished = false
+  const finish = async (save) => {
+    if (finished) return
+    finished = true
+    const summary = input.value.trim()
+    input.remove()
+    ui.title.hidden = false
+    if (!save || summary === '' || summary === session.summary) return
+    try {
+      const { session: updated } = await api('PATCH', sessionPath(session.id), { summary })
+      upsertSession(updated)
+      renderHeader()
+      tell({ type: 'changed', id: session.id })
+    } catch (error) {
+      showError(error.error ?? { code: 'NETWORK', message: String(error.message) }, false)
+    }
+  }
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') {
+      event.preventDefault()
+      void finish(true)
+    } else if (event.key === 'Escape') {
+      event.preventDefault()
+      event.stopPropagation()
+      void finish(false)
+    }
+  })
+  input.addEventListener('blur', () => void finish(true))
+  ui.title.hidden = true
+  ui.title.after(input)
+  input.focus()
+  input.select()
 }
 
 // --- following other tabs -------------------------------------------------------------------
@@ -663,6 +755,14 @@ ui.stop.addEventListener('click', stopStreaming)
 ui.retryButton.addEventListener('click', () => void retrySend())
 ui.regenerate.addEventListener('click', () => void retrySend())
 ui.dismissError.addEventListener('click', hideError)
+ui.outputExample.addEventListener('click', () => {
+  if (!state.outputExample) return
+  ui.sendOutput.value = JSON.stringify(state.outputExample.schema, null, 2)
+  ui.sendOutput.dataset.name = state.outputExample.name
+})
+ui.sendOutput.addEventListener('input', () => {
+  if (ui.sendOutput.value.trim() === '') delete ui.sendOutput.dataset.name
+})
 ui.optionsToggle.addEventListener('click', () => {
   const open = ui.sendOptions.hidden
   ui.sendOptions.hidden = !open
@@ -716,9 +816,9 @@ setInterval(() => void sync(), SYNC_INTERVAL_MS)
 async function start() {
   if (isNarrow()) ui.newSessionBox.open = false
   try {
-    const { providers, storage, features } = await api('GET', '/api/providers')
+    const { providers, storage, outputExample } = await api('GET', '/api/providers')
     state.providers = providers
-    state.features = features ?? state.features
+    state.outputExample = outputExample
     renderProviders()
     ui.storageInfo.replaceChildren(
       el('span', 'storage-kind', storage.kind),

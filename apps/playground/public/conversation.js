@@ -8,7 +8,6 @@ import { Trace } from './trace.js'
 /**
  * @typedef {object} ConversationHooks
  * @property {(answers: object[]) => void} onAnswer  sends the answers to pending tool calls
- * @property {() => { fork: boolean, update: boolean }} features
  * @property {(seq: number) => void} onFork  forks the session through a message
  * @property {(seq: number, text: string) => void} onEdit  edit and resend a user message, as a fork
  */
@@ -20,6 +19,7 @@ export class Conversation {
     this.hooks = hooks
     this.session = undefined
     this.agentTools = new Set()
+    this.namesAgents = false
     this.toolCards = new Map()
     this.live = undefined
     this.lastAgentName = undefined
@@ -28,9 +28,11 @@ export class Conversation {
   }
 
   /** Renders a session's stored messages (a snapshot); `running` skips the checkpoint of the reply in flight. */
-  reset(session, messages, { agentTools = [], running = false } = {}) {
+  reset(session, messages, { agentTools = [], agents = [], running = false } = {}) {
     this.session = session
     this.agentTools = new Set(agentTools)
+    // Replies name their profile only where there are several (another provider's has just one).
+    this.namesAgents = agents.length > 0
     this.toolCards = new Map()
     this.live = undefined
     this.lastAgentName = undefined
@@ -44,6 +46,16 @@ export class Conversation {
       const link = el('a', '', 'Open the parent session')
       link.href = `#${encodeURIComponent(session.parentSessionId)}`
       link.dataset.testid = 'parent-link'
+      note.append(link)
+      this.root.append(note)
+    }
+    if (session.forkedFrom) {
+      const note = el('div', 'fork-note')
+      note.dataset.testid = 'fork-note'
+      note.append(`Forked from another session, with its messages up to #${session.forkedFrom.seq}. `)
+      const link = el('a', '', 'Open the original')
+      link.href = `#${encodeURIComponent(session.forkedFrom.sessionId)}`
+      link.dataset.testid = 'fork-source-link'
       note.append(link)
       this.root.append(note)
     }
@@ -116,7 +128,7 @@ export class Conversation {
 
   /** A marker when another profile answers than the one before (a handoff, or a send that picked one). */
   agentMarker(agentName, from) {
-    if (agentName === undefined) return
+    if (agentName === undefined || !this.namesAgents) return
     const previous = from ?? this.lastAgentName
     this.lastAgentName = agentName
     if (previous === undefined || previous === agentName) return
@@ -143,20 +155,77 @@ export class Conversation {
     return row
   }
 
-  /** Fork here / Edit and resend, when the kernel can fork. */
+  /** Fork from here (any message) and Edit (a user message: edited, it is sent in a fork). */
   messageActions(message, text) {
     const actions = el('div', 'message-actions')
-    if (!this.hooks.features().fork || this.session?.parentSessionId) return actions
-    actions.append(button('Fork from here', 'link-button', 'fork-here', () => this.hooks.onFork(message.seq)))
+    if (!this.session?.canSend || this.session.parentSessionId) return actions
+    const fork = button('Fork from here', 'link-button', 'fork-here', () => this.hooks.onFork(message.seq))
+    fork.title = 'Open a new session with the conversation up to this message'
+    actions.append(fork)
     if (message.type === 'user') {
       actions.append(
-        button('Edit', 'link-button', 'edit-message', () => {
-          const edited = window.prompt('Edit the message; it is sent in a fork of this session.', text)
-          if (edited && edited.trim() !== '') this.hooks.onEdit(message.seq, edited)
-        }),
+        button('Edit', 'link-button', 'edit-message', () =>
+          this.editMessage(actions.closest('.message'), message, text),
+        ),
       )
     }
     return actions
+  }
+
+  /**
+   * Edits a user message in place. The edited text is sent in a fork of the session made just
+   * before that message, so the original conversation stays as it was.
+   */
+  editMessage(row, message, text) {
+    if (!row) return
+    const existing = row.querySelector('.message-editor textarea')
+    if (existing) return existing.focus()
+    const shown = [...row.children]
+    const form = el('form', 'message-editor')
+    form.dataset.testid = 'message-editor'
+    const editor = el('textarea')
+    editor.value = text
+    editor.rows = Math.min(Math.max(text.split('\n').length, 2), 10)
+    editor.setAttribute('aria-label', 'Edited message')
+    editor.dataset.testid = 'edit-input'
+    const hint = el(
+      'p',
+      'message-editor-hint',
+      'Sent in a new session forked just before this message; this one stays as it is.',
+    )
+    const submit = el('button', 'button primary small', 'Send as a fork')
+    submit.type = 'submit'
+    submit.dataset.testid = 'edit-send'
+    const cancel = button('Cancel', 'button ghost small', 'edit-cancel', () => close())
+    const buttons = el('div', 'message-editor-buttons')
+    buttons.append(cancel, submit)
+    form.append(editor, hint, buttons)
+    const close = () => {
+      form.remove()
+      for (const child of shown) child.hidden = false
+    }
+    form.addEventListener('submit', (event) => {
+      event.preventDefault()
+      const edited = editor.value
+      if (edited.trim() === '') return editor.focus()
+      close()
+      this.hooks.onEdit(message.seq, edited)
+    })
+    editor.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault()
+        form.requestSubmit()
+      } else if (event.key === 'Escape') {
+        // Cancels the edit only (Esc elsewhere stops a running reply).
+        event.preventDefault()
+        event.stopPropagation()
+        close()
+      }
+    })
+    for (const child of shown) child.hidden = true
+    row.append(form)
+    editor.focus()
+    editor.setSelectionRange(editor.value.length, editor.value.length)
   }
 
   systemNote(message) {
@@ -268,6 +337,8 @@ export class Conversation {
     this.pendingPanel?.remove()
     this.pendingPanel = undefined
     this.replayed = replayed
+    // Who started a joined run, and with which output schema, is not known here.
+    if (replayed) this.outputName = undefined
   }
 
   /** Applies one live session event. Returns nothing; the app handles state, errors and notices. */
@@ -323,6 +394,8 @@ export class Conversation {
       case 'error':
         this.trace?.finish(now, type === 'error' ? event.error : undefined)
         this.finishLive()
+        if (type === 'done' && event.result && 'output' in event.result)
+          this.showStructuredOutput(event.result.output)
         break
       case 'state':
         if (event.state === 'aborted') {
@@ -345,7 +418,7 @@ export class Conversation {
         if (view.frame) cancelAnimationFrame(view.frame)
         view.frame = 0
         if (stale && stale !== this.live) stale.remove()
-        if (message.agentName !== undefined && message.agentName !== this.lastAgentName) {
+        if (this.namesAgents && message.agentName !== undefined && message.agentName !== this.lastAgentName) {
           this.live.before(this.markerFor(message.agentName))
         }
         fillAgentBubble(this, view, message)
@@ -369,6 +442,48 @@ export class Conversation {
       }
     }
     this.addMessage(message)
+  }
+
+  /**
+   * The parsed structured output of a send (`SendResult.output`, DESIGN §10.5), under the reply it
+   * was parsed from: the kernel checked it against the schema, so it is shown field by field.
+   */
+  showStructuredOutput(value) {
+    const replies = this.root.querySelectorAll('.message.agent')
+    const reply = replies[replies.length - 1]
+    if (!reply?.view) return
+    reply.querySelector('.structured-output')?.remove()
+    // The panel says more than the tag a stored JSON reply gets (after a reload it is all there is).
+    reply.querySelector('[data-testid="json-output"]')?.remove()
+    const panel = el('section', 'structured-output')
+    panel.dataset.testid = 'structured-output'
+    const head = el('div', 'structured-output-head', 'Structured output')
+    if (this.outputName) head.append(el('span', 'mono', this.outputName))
+    head.append(el('span', 'tag live', '✓ matches the schema'))
+    panel.append(head)
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const fields = el('dl')
+      for (const [key, field] of Object.entries(value)) {
+        const term = el('dt', '', key)
+        const description = el(
+          'dd',
+          '',
+          typeof field === 'string'
+            ? field
+            : Array.isArray(field) && field.every((item) => typeof item === 'string')
+              ? field.join(', ')
+              : JSON.stringify(field),
+        )
+        description.dataset.field = key
+        fields.append(term, description)
+      }
+      panel.append(fields)
+    } else {
+      panel.append(el('pre', 'tool-result', formatJson(value)))
+    }
+    const footer = reply.view.body.querySelector('.message-footer')
+    if (footer) footer.before(panel)
+    else reply.view.body.append(panel)
   }
 
   /** The marker element for a profile change seen on a finished reply (no handoff event came first). */
@@ -544,7 +659,10 @@ function newView(row, body) {
     boundary: 0,
     rendered: 0,
     scanned: 0,
-    inFence: false,
+    /** The fence (```, ~~~) of a code block still open, if any. */
+    fence: undefined,
+    /** Where a block may end: after a blank line, once the next line shows it is not a continuation. */
+    candidate: undefined,
     agentName: undefined,
   }
 }
@@ -556,7 +674,7 @@ function fillAgentBubble(conversation, view, message) {
   view.row.dataset.messageId = message.id
   view.row.dataset.seq = String(message.seq)
   // The default profile goes unnamed; another profile's replies say who wrote them.
-  if (message.agentName !== undefined && message.agentName !== 'default') {
+  if (conversation.namesAgents && message.agentName !== undefined && message.agentName !== 'default') {
     const tag = el('div', 'agent-name', message.agentName)
     tag.dataset.testid = 'agent-name'
     view.body.append(tag)
@@ -633,8 +751,11 @@ function appendText(conversation, view, text) {
 }
 
 /**
- * Renders the reply's Markdown incrementally: blocks that ended (a blank line outside a code
- * fence) are rendered once and kept; only the unfinished tail is redrawn. `final` renders it all.
+ * Renders the reply's Markdown incrementally: blocks that ended are rendered once and kept; only
+ * the unfinished tail is redrawn (at most once a frame). A block ends at a closed code fence, or at
+ * a blank line followed by a line that is not indented (an indented one may continue a list item).
+ * `final` renders the whole reply once more as one document, so what spans blocks (a loose list,
+ * a reference link) comes out right.
  */
 function renderText(view, final) {
   if (!view.text) {
@@ -647,7 +768,9 @@ function renderText(view, final) {
   }
   const text = view.textValue
   if (final) {
-    view.stable.replaceChildren(renderMarkdown(text))
+    // A reply that is one JSON value (structured output) reads best as a JSON code block.
+    const json = structuredOutputOf(text) === undefined ? text : `\`\`\`json\n${text.trim()}\n\`\`\``
+    view.stable.replaceChildren(renderMarkdown(json))
     view.tail.replaceChildren()
     view.boundary = view.rendered = view.scanned = text.length
     return
@@ -657,9 +780,7 @@ function renderText(view, final) {
     newline !== -1;
     newline = text.indexOf('\n', view.scanned)
   ) {
-    const line = text.slice(view.scanned, newline)
-    if (/^\s*(```|~~~)/.test(line)) view.inFence = !view.inFence
-    else if (line.trim() === '' && !view.inFence) view.boundary = newline + 1
+    scanLine(view, text.slice(view.scanned, newline), newline + 1)
     view.scanned = newline + 1
   }
   if (view.boundary > view.rendered) {
@@ -667,4 +788,24 @@ function renderText(view, final) {
     view.rendered = view.boundary
   }
   view.tail.replaceChildren(renderMarkdown(text.slice(view.rendered)))
+}
+
+/** Moves the block boundary past one complete line (`next` is where the line after it starts). */
+function scanLine(view, line, next) {
+  const trimmed = line.trim()
+  if (view.fence !== undefined) {
+    if (trimmed.length >= view.fence.length && trimmed[0] === view.fence[0] && /^(`+|~+)$/.test(trimmed)) {
+      view.fence = undefined
+      view.boundary = next
+    }
+    return
+  }
+  if (trimmed === '') {
+    view.candidate = next
+    return
+  }
+  if (view.candidate !== undefined && !/^\s/.test(line)) view.boundary = view.candidate
+  view.candidate = undefined
+  const fence = /^\s*(`{3,}|~{3,})/.exec(line)
+  if (fence) view.fence = fence[1]
 }

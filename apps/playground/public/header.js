@@ -36,8 +36,8 @@ export function renderHeader() {
   setBadge(ui.stateBadge, session.state)
   ui.stateBadge.hidden = false
   ui.actions.hidden = false
-  ui.rename.hidden = !state.features.update || Boolean(session.parentSessionId)
-  ui.fork.hidden = !state.features.fork || Boolean(session.parentSessionId)
+  ui.rename.hidden = Boolean(session.parentSessionId)
+  ui.fork.hidden = !session.canSend || Boolean(session.parentSessionId)
 }
 
 export function showError(error, canRetry) {

@@ -84,6 +84,7 @@ function sessionItem(session) {
   line.append(
     el('span', `tag${provider?.offline ? ' offline' : ''}`, provider?.offline ? 'demo' : session.provider),
   )
+  if (session.forkedFrom) line.append(el('span', 'tag fork', 'fork'))
   line.append(el('span', 'session-model', session.model))
   const stats = el('div', 'session-stats')
   stats.append(

@@ -19,6 +19,7 @@ export const ui = {
   sessionList: $('session-list'),
   sessionCount: $('session-count'),
   storageInfo: $('storage-info'),
+  titleBlock: $('title-block'),
   title: $('session-title'),
   meta: $('session-meta'),
   stateBadge: $('state-badge'),
@@ -46,6 +47,8 @@ export const ui = {
   sendModelOptions: $('send-model-options'),
   sendTemperature: $('send-temperature'),
   sendMaxTokens: $('send-max-tokens'),
+  sendOutput: $('send-output'),
+  outputExample: $('output-example'),
   composer: $('composer'),
   input: $('message-input'),
   send: $('send-button'),
@@ -61,7 +64,8 @@ export const ui = {
 /** What the page knows. */
 export const state = {
   providers: [],
-  features: { fork: false, update: false },
+  /** An example output schema `{ name, schema }` (the demo's `/json` sends it). */
+  outputExample: undefined,
   sessions: [],
   hasMore: false,
   filters: { q: '', state: '' },

@@ -12,6 +12,7 @@ import {
   type ToolUseBlock,
 } from '@agentx/core'
 import { textOf } from '@agentx/core/provider'
+import { brokenExampleOf, exampleOf } from './demo-output.js'
 
 /** The model names the demo provider offers. */
 export const DEMO_MODELS: readonly string[] = ['agentx-demo-1']
@@ -42,7 +43,10 @@ export const DEMO_COMPACT_INPUT_TOKENS = 150_000
  * - `/handoff` → calls `transfer_to_billing` (or back, `transfer_to_default`);
  * - `/delegate` → calls the `researcher` agent tool, which runs in a child session;
  * - `/long` (or `long`, `story`) → a long reply, to try Stop;
- * - `/json` → a JSON object (structured output);
+ * - `/markdown` → {@link DEMO_MARKDOWN}: headings, a table, highlighted code blocks, links;
+ * - `/json` → a JSON object (structured output). With a send's `output` schema every message is
+ *   answered with JSON made from that schema (see {@link exampleOf}); `/json broken` then answers
+ *   JSON that misses required fields, so the send fails with `OUTPUT_INVALID`;
  * - `/error` → a retryable `rate_limit` error (`/error server`, `/error auth`, `/error stream` for
  *   other failures); a retry marked with {@link DEMO_RETRY_OPTIONS} succeeds;
  * - `/compact` → reports a context of {@link DEMO_COMPACT_INPUT_TOKENS} input tokens, so an agent
@@ -158,6 +162,42 @@ interface PlannedReply {
   inputTokens?: number
 }
 
+/** What `/markdown` answers: every kind of block the UI renders, streamed word by word like any reply. */
+export const DEMO_MARKDOWN: string = [
+  '## Markdown, rendered as it streams',
+  '',
+  'Replies are **Markdown**: *emphasis*, ~~strikethrough~~, `inline code`, links such as ' +
+    '[the AgentX design](https://example.com/agentx) and https://example.com/plain, and lists:',
+  '',
+  '1. finished blocks are rendered **once**',
+  '2. only the block still streaming is redrawn',
+  '',
+  '| capability | where | status |',
+  '| :--- | :---: | ---: |',
+  '| fork | `session.fork()` | done |',
+  '| rename | `session.update()` | done |',
+  '| structured output | `SendOptions.output` | done |',
+  '',
+  '```ts',
+  "import { createAgent } from '@agentx/core'",
+  '',
+  "const agent = createAgent({ systemPrompt: 'Be brief.' })",
+  "const session = await agent.createSession({ summary: 'Demo' })",
+  "const { text } = await session.send('Hello') // resolves when the reply is stored",
+  '```',
+  '',
+  '```python',
+  'def greet(name: str) -> str:',
+  '    return f"Hello, {name}!"  # highlighted too',
+  '```',
+  '',
+  '```sh',
+  'pnpm install && pnpm start',
+  '```',
+  '',
+  '> Raw HTML stays text: <script>alert("no")</script> and [a bad link](javascript:alert(1)) do nothing.',
+].join('\n')
+
 const LONG_STORY =
   'Once upon a time, in a repository far away, a small agent learned to persist every word it said. ' +
   'Each session began before its first message, and each message was saved before it was shown. ' +
@@ -175,7 +215,8 @@ const HELP =
   '- `/handoff` — hand the conversation to the billing agent (and back)\n' +
   '- `/delegate` — a sub-agent working in a child session\n' +
   '- `/long` — a long reply to stop half way\n' +
-  '- `/json` — structured output\n' +
+  '- `/markdown` — tables, highlighted code with a Copy button, links\n' +
+  '- `/json` — structured output, checked against a schema (`/json broken`: output that does not match)\n' +
   '- `/error` — a provider error, then Retry\n' +
   '- `/compact` — fill the context so compaction runs\n' +
   '- *why is the sky blue?* — thinking you can unfold'
@@ -211,6 +252,14 @@ function planReply(prompt: string | ContentBlock[], options: AdapterStreamOption
     return {
       text: 'This time the request went through: the retry worked. The failed attempt is kept in the history.',
     }
+  }
+
+  // Structured output asked for (DESIGN §10.5): the reply is JSON only, filled in from the schema.
+  if (options.output !== undefined) {
+    const value = /^\/json\s+broken\b/i.test(text)
+      ? brokenExampleOf(options.output.schema)
+      : exampleOf(options.output.schema)
+    return { text: JSON.stringify(value, null, 2) }
   }
 
   const command = /^\/([a-z]+)\b\s*(.*)$/is.exec(text)
@@ -325,6 +374,8 @@ function planCommand(
           input: { task: rest === '' ? 'Find three facts about persisted agent sessions.' : rest },
         },
       }
+    case 'markdown':
+      return { text: DEMO_MARKDOWN }
     case 'long':
       return { text: LONG_STORY }
     case 'json':

@@ -1,12 +1,9 @@
-import type { AgentAdapter, RetryOptions } from '@agentx/core'
+import type { AgentAdapter } from '@agentx/core'
 import { redactSecrets } from '@agentx/core/provider'
 import { createDemoAdapter, DEMO_MODELS, DEMO_RETRY_OPTIONS } from './demo-adapter.js'
 import { createDemoAgentSetup } from './demo-agents.js'
 import { createDemoTools } from './demo-tools.js'
 import type { PlaygroundProvider } from './playground-provider.js'
-
-/** The demo agent's retry policy: one quick retry, so `/error` shows a retry notice without a long wait. */
-export const DEMO_RETRY: RetryOptions = { maxRetries: 1, initialDelayMs: 300, maxDelayMs: 2000 }
 
 /** The first model offered for Claude: the Claude adapter's own default (a current model). */
 export const DEFAULT_CLAUDE_MODEL = 'claude-sonnet-5-5'
@@ -85,7 +82,6 @@ export async function loadProviders(
     tools: demoSetup.tools,
     agents: demoSetup.agents,
     agentTools: demoSetup.agentTools,
-    retry: DEMO_RETRY,
     retryProviderOptions: DEMO_RETRY_OPTIONS,
     // Below what `/compact` reports, so the request after it is preceded by a compaction.
     compaction: { thresholdTokens: 100_000, keepRecentMessages: 4 },

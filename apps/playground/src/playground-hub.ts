@@ -1,14 +1,14 @@
 import {
   type Agent,
   type AgentConfig,
-  type AgentDeps,
-  AgentError,
-  BaseSession,
   type AgentPersister,
+  type AgentProfile,
   type AnyMessage,
+  BaseSession,
   ConfigurationError,
   type ContentBlock,
   createAgent,
+  type ForkOptions,
   isAdapterError,
   type Logger,
   NotFoundError,
@@ -20,6 +20,7 @@ import {
   type SessionData,
   type SessionEvent,
   type SessionState,
+  type SessionUpdate,
   type ToolAnswer,
   type ToolApproval,
   ValidationError,
@@ -34,11 +35,15 @@ export const PLAYGROUND_APP_NAME = 'agentx-playground'
 
 /** Options of {@link PlaygroundHub}. */
 export interface PlaygroundHubOptions {
-  /** The providers of the picker; one agent is made for each one that has an adapter. */
+  /**
+   * The providers of the picker. The first one with an adapter (the offline demo) is the agent's
+   * top-level profile, with its own profiles (`agents`); every other one with an adapter becomes a
+   * profile named after its id.
+   */
   providers: readonly PlaygroundProvider[]
-  /** The one store every agent shares. The hub does not close it. */
+  /** The agent's store. The hub does not close it. */
   persister: AgentPersister
-  /** Overrides every provider's retry policy (tests use short delays). Default is each provider's own. */
+  /** The agent's retry policy (tests use short delays). Default is core's. */
   retry?: RetryOptions
   /** Values scrubbed from errors the hub stores or sends (API keys). Default is none. */
   secrets?: readonly string[]
@@ -60,6 +65,8 @@ export interface ListPlaygroundSessionsQuery {
   q?: string
   /** Only sessions in one of these states. */
   states?: SessionState[]
+  /** Only sessions of this provider (`metadata.provider`). */
+  provider?: string
   limit: number
   offset: number
 }
@@ -93,89 +100,125 @@ const MAX_SYSTEM_PROMPT_LENGTH = 20_000
 const SCAN_PAGE = 200
 /** The metadata key the last failed send's error is stored under. */
 const LAST_ERROR_KEY = 'lastError'
+/** The name of the agent's top-level profile (DESIGN §10.3). */
+const DEFAULT_PROFILE = 'default'
+/**
+ * Compaction settings of a provider profile without its own: never. The top-level compaction is
+ * the demo's (its `/compact` fills a pretend context); a real model's context window is not the
+ * demo's, and the playground does not guess it.
+ */
+const NO_COMPACTION = { thresholdTokens: Number.MAX_SAFE_INTEGER }
+
+/** How a provider is served by the one agent: the profile its sends run with, and the profiles they may pick. */
+interface ProviderRoute {
+  provider: PlaygroundProvider
+  /** The profile a send runs with when it picks none: `default` for the top-level provider, else the provider's id. */
+  profile: string
+  /** The profiles a send may pick (the top-level provider's own profiles), or none. */
+  choices: ReadonlySet<string>
+}
 
 /**
- * Routes the playground's sessions to their providers: one {@link Agent} per available provider,
- * all over one shared persister. A session remembers its provider in `metadata.provider`, so the
- * list shows the sessions of every provider together while each send goes to the agent (and
- * adapter) that owns it. Sessions of a provider that is not configured any more stay readable and
- * deletable.
+ * Serves every provider of the playground with ONE {@link Agent} (DESIGN §10.3): the offline demo
+ * is its top-level profile (with the demo's own profiles: `billing`, `researcher`), and every other
+ * configured provider is a profile with its own adapter and tools. A session remembers its
+ * provider in `metadata.provider`; each send runs with that provider's profile. So listing,
+ * reading, exporting and deleting go through the agent (`getSessions` with its state, metadata
+ * and child filters, `getSession`, `session.getMessages()`), never past it to the store. Sessions
+ * of a provider that is not configured any more stay readable and deletable.
  *
  * Sends run on the server, not in the request that started them: each is a {@link SessionRun}
  * that keeps its events, so a client that disconnects (a reload, a closed tab) only stops
  * watching, and a reopened page or another tab reattaches to it.
  */
 export class PlaygroundHub {
-  readonly #providers: Map<string, PlaygroundProvider>
-  readonly #agents = new Map<string, Agent>()
-  readonly #persister: AgentPersister
   readonly #options: PlaygroundHubOptions
-  /** Sessions this process has touched, by id: their live state wins over storage. */
-  readonly #live = new Map<string, Session>()
+  readonly #providers: Map<string, PlaygroundProvider>
+  /** The configured providers (those with an adapter), by id. */
+  readonly #routes = new Map<string, ProviderRoute>()
   /** The send running for each session, if any. */
   readonly #runs = new Map<string, SessionRun>()
+  #agent: Agent | undefined
   #initializing: Promise<void> | undefined
   #closing: Promise<void> | undefined
-  /** Resolves when every agent has closed (aborted its sends and flushed its writes); set by `close()`. */
-  #agentsClosed: Promise<void> | undefined
 
   constructor(options: PlaygroundHubOptions) {
     this.#options = options
-    this.#persister = options.persister
     this.#providers = new Map(options.providers.map((provider) => [provider.id, provider]))
   }
 
-  /** Creates and initializes one agent per available provider (sequentially: each repairs crashed sessions). */
+  /** Creates and initializes the agent (it repairs sessions a crash left `active`). */
   initialize(): Promise<void> {
     this.#initializing ??= (async () => {
-      for (const provider of this.#providers.values()) {
-        if (provider.adapter === undefined) continue
-        const retry = this.#options.retry ?? provider.retry
-        const config: AgentConfig = {
-          appName: PLAYGROUND_APP_NAME,
-          ...(provider.models[0] === undefined ? {} : { model: provider.models[0] }),
-          ...(provider.tools === undefined ? {} : { tools: provider.tools }),
-          ...(provider.agents === undefined ? {} : { agents: provider.agents }),
-          ...(retry === undefined ? {} : { retry }),
-          durability: 'sync',
+      const available = this.#options.providers.filter((provider) => provider.adapter !== undefined)
+      const [top, ...others] = available
+      if (top === undefined) throw new ConfigurationError('The playground has no provider with an adapter.')
+      const agents: Record<string, AgentProfile> = { ...top.agents }
+      this.#routes.set(top.id, {
+        provider: top,
+        profile: DEFAULT_PROFILE,
+        choices: new Set(top.agents === undefined ? [] : [DEFAULT_PROFILE, ...Object.keys(top.agents)]),
+      })
+      for (const provider of others) {
+        if (provider.id in agents || provider.id === DEFAULT_PROFILE) {
+          throw new ConfigurationError(
+            `The provider id "${provider.id}" is also the name of an agent profile.`,
+          )
         }
-        const agent = createProviderAgent(config, provider.compaction, {
-          adapter: provider.adapter,
-          persister: this.#persister,
-          ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
-        })
-        await agent.initialize()
-        this.#agents.set(provider.id, agent)
+        agents[provider.id] = {
+          description: provider.label,
+          adapter: provider.adapter!,
+          tools: provider.tools ?? [],
+          compaction: provider.compaction ?? NO_COMPACTION,
+        }
+        this.#routes.set(provider.id, { provider, profile: provider.id, choices: new Set() })
       }
+      const config: AgentConfig = {
+        appName: PLAYGROUND_APP_NAME,
+        durability: 'sync',
+        ...(top.models[0] === undefined ? {} : { model: top.models[0] }),
+        ...(top.tools === undefined ? {} : { tools: top.tools }),
+        ...(Object.keys(agents).length === 0 ? {} : { agents }),
+        ...(top.compaction === undefined ? {} : { compaction: top.compaction }),
+        ...(this.#options.retry === undefined ? {} : { retry: this.#options.retry }),
+      }
+      const agent = createAgent(config, {
+        adapter: top.adapter!,
+        persister: this.#options.persister,
+        ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+      })
+      await agent.initialize()
+      this.#agent = agent
     })()
     return this.#initializing
   }
 
   /** The playground's top-level sessions (children of agent tools are left out), newest activity first. */
   async listSessions(query: ListPlaygroundSessionsQuery): Promise<SessionView[]> {
-    await this.initialize()
-    const base = {
-      appName: PLAYGROUND_APP_NAME,
+    const agent = await this.#ready()
+    const filters = {
       ...(query.states === undefined ? {} : { state: query.states }),
+      ...(query.provider === undefined ? {} : { metadata: { key: 'provider', value: query.provider } }),
     }
-    let rows: SessionData[]
+    let sessions: Session[]
     const needle = query.q?.trim().toLowerCase() ?? ''
     if (needle === '') {
-      rows = await this.#persister.listSessions({ ...base, limit: query.limit, offset: query.offset })
+      sessions = await agent.getSessions({ ...filters, limit: query.limit, offset: query.offset })
     } else {
       // No store query searches summaries: scan pages (fine for a local playground's few thousand sessions).
-      const matches: SessionData[] = []
+      const matches: Session[] = []
       for (let offset = 0; matches.length < query.offset + query.limit; offset += SCAN_PAGE) {
-        const page = await this.#persister.listSessions({ ...base, limit: SCAN_PAGE, offset })
-        for (const data of page) {
-          if (data.summary.toLowerCase().includes(needle) || data.id === query.q?.trim()) matches.push(data)
+        const page = await agent.getSessions({ ...filters, limit: SCAN_PAGE, offset })
+        for (const session of page) {
+          if (session.summary.toLowerCase().includes(needle) || session.id === query.q?.trim())
+            matches.push(session)
         }
         if (page.length < SCAN_PAGE) break
       }
-      rows = matches.slice(query.offset, query.offset + query.limit)
+      sessions = matches.slice(query.offset, query.offset + query.limit)
     }
-    const views = rows.map((data) => this.#view(data))
-    // A live session may be a few milliseconds ahead of its stored row.
+    const views = sessions.map((session) => this.#view(session))
+    // A session being written to may have moved since the page was read.
     return views.sort((a, b) =>
       a.lastActivity < b.lastActivity ? 1 : a.lastActivity > b.lastActivity ? -1 : 0,
     )
@@ -183,11 +226,10 @@ export class PlaygroundHub {
 
   /** Creates a session for a provider (persisted before it is returned). */
   async createSession(options: CreatePlaygroundSessionOptions): Promise<SessionView> {
-    await this.initialize()
+    const agent = await this.#ready()
     const provider = this.#providers.get(options.provider)
     if (provider === undefined) throw new ValidationError(`Unknown provider "${String(options.provider)}".`)
-    const agent = this.#agents.get(provider.id)
-    if (agent === undefined) {
+    if (!this.#routes.has(provider.id)) {
       throw new ConfigurationError(
         `The provider "${provider.id}" is not available: ${provider.unavailableReason ?? 'it has no adapter'}.`,
       )
@@ -213,30 +255,22 @@ export class PlaygroundHub {
         ? {}
         : { systemPrompt: options.systemPrompt }),
     })
-    this.#live.set(session.id, session)
-    const data = await this.#persister.getSession(session.id)
-    if (data === null) throw new NotFoundError(`Session ${session.id} vanished right after it was created.`)
-    return this.#view(data)
+    return this.#view(session)
   }
 
   /** A session with its messages, pending calls, last error and running send, or `undefined`. */
   async getSession(id: string): Promise<SessionDetail | undefined> {
-    await this.initialize()
-    const data = await this.#stored(id)
-    if (data === undefined) return undefined
-    const session = await this.#session(data)
+    const session = await this.#find(id)
+    if (session === undefined) return undefined
     // Taken before the messages are read, so a replay from it overlaps them rather than leaving a gap.
     const run = this.#runs.get(id)
     const running =
       run === undefined || run.isEnded
         ? undefined
         : { resumeAfter: run.resumeAfter, startedAt: run.startedAt }
-    const messages = session === undefined ? await this.#readMessages(id) : await session.getMessages()
-    const view = this.#view(data)
-    const pending =
-      session !== undefined && view.state === 'waiting_input' && running === undefined
-        ? await session.getPending()
-        : []
+    const messages = await session.getMessages()
+    const view = this.#view(session)
+    const pending = view.state === 'waiting_input' && running === undefined ? await session.getPending() : []
     const detail: SessionDetail = { session: view, messages, pending }
     if (view.lastError !== undefined) detail.lastError = view.lastError
     if (running !== undefined) detail.running = running
@@ -245,10 +279,9 @@ export class PlaygroundHub {
 
   /** The session and every message, for a JSON download. */
   async exportSession(id: string): Promise<{ session: SessionData; messages: AnyMessage[] } | undefined> {
-    await this.initialize()
-    const data = await this.#stored(id)
-    if (data === undefined) return undefined
-    return { session: data, messages: await this.#readMessages(id) }
+    const session = await this.#find(id)
+    if (session === undefined) return undefined
+    return { session: dataOf(session), messages: await session.getMessages() }
   }
 
   /**
@@ -256,45 +289,44 @@ export class PlaygroundHub {
    * Returns whether it existed.
    */
   async deleteSession(id: string): Promise<boolean> {
-    await this.initialize()
-    const data = await this.#stored(id)
-    if (data === undefined) return false
+    const session = await this.#find(id)
+    if (session === undefined) return false
     const run = this.#runs.get(id)
     if (run !== undefined) {
-      this.#live.get(id)?.abort()
+      session.abort()
       await run.ended
     }
-    const agent = this.#agents.get(providerOf(data))
-    if (agent === undefined) await this.#persister.deleteSession(id)
-    else await agent.deleteSession(id)
-    this.#live.delete(id)
+    await (await this.#ready()).deleteSession(id)
     return true
   }
 
   /**
    * Starts a send (or, with `input` `undefined`, a `retry()`) that runs on the server whatever
-   * happens to the request, and resolves once it produced its first event. Rejects, having written
-   * nothing, with `NOT_FOUND`, `CONFIGURATION` (provider not configured), `SESSION_BUSY`,
-   * `SESSION_STATE` or `VALIDATION` when the send is refused.
+   * happens to the request, and resolves once it produced its first event. It runs with the
+   * profile of the session's provider (for the demo: the profile the send picks, or the one that
+   * answered last). Rejects, having written nothing, with `NOT_FOUND`, `CONFIGURATION` (provider
+   * not configured), `SESSION_BUSY`, `SESSION_STATE` or `VALIDATION` when the send is refused.
    */
   async send(
     id: string,
     input: PlaygroundSendInput | undefined,
     options: PlaygroundSendOptions = {},
   ): Promise<SessionRun> {
-    await this.initialize()
+    await this.#ready()
     if (this.#closing !== undefined) throw new ConfigurationError('The playground is shutting down.')
-    const data = await this.#stored(id)
-    if (data === undefined) throw new NotFoundError(`There is no session ${id}.`)
+    const session = await this.#find(id)
+    if (session === undefined) throw new NotFoundError(`There is no session ${id}.`)
+    const data = dataOf(session)
     if (data.parentSessionId !== undefined) {
       throw new ValidationError('This is a sub-agent’s child session: send to its parent session instead.')
     }
-    const session = await this.#session(data)
-    if (session === undefined) {
+    const route = this.#routes.get(providerOf(data))
+    if (route === undefined) {
       throw new ConfigurationError(
         `The provider "${providerOf(data)}" of this session is not configured; set its API key and restart the playground.`,
       )
     }
+    const sendOptions = this.#sendOptions(route, data, options, input === undefined)
     if (this.#runs.has(id)) throw new SessionBusyError(id)
     const run = new SessionRun(id)
     this.#runs.set(id, run)
@@ -305,9 +337,6 @@ export class PlaygroundHub {
       first = resolve
     })
     const stopWaiting = session.subscribe(() => first())
-    const sendOptions = { ...options } as SendOptions
-    const retryOptions = this.#providers.get(providerOf(data))?.retryProviderOptions
-    if (input === undefined && retryOptions !== undefined) sendOptions.providerOptions = retryOptions
     let sending: Promise<unknown>
     try {
       sending = input === undefined ? session.retry(sendOptions) : session.send(input as never, sendOptions)
@@ -346,63 +375,99 @@ export class PlaygroundHub {
   }
 
   /**
-   * Which optional kernel operations this version of `@agentx/core` has: the UI shows Fork and
-   * Rename only when they work.
+   * The kernel's options of a send: the per-send options, and the profile of the session's
+   * provider. The top-level provider's sends may pick one of its own profiles (none picked: the
+   * one that answered last); another provider's always run with its own profile, and get the
+   * session's system prompt (the kernel gives it to the top-level profile only).
    */
-  get features(): PlaygroundFeatures {
-    const session = BaseSession.prototype as unknown as Record<string, unknown>
-    return { fork: typeof session.fork === 'function', update: typeof session.update === 'function' }
+  #sendOptions(
+    route: ProviderRoute,
+    data: SessionData,
+    options: PlaygroundSendOptions,
+    isRetry: boolean,
+  ): SendOptions {
+    const { agent, ...rest } = options
+    const sendOptions = { ...rest } as SendOptions
+    if (route.profile === DEFAULT_PROFILE) {
+      if (agent !== undefined) {
+        if (!route.choices.has(agent)) {
+          const known = route.choices.size === 0 ? 'it has none' : `known: ${[...route.choices].join(', ')}`
+          throw new ValidationError(`Unknown agent profile '${agent}' for this provider (${known}).`)
+        }
+        sendOptions.agent = agent
+      }
+    } else {
+      if (agent !== undefined && agent !== route.profile) {
+        throw new ValidationError(`The provider "${route.provider.id}" has no agent profiles to pick from.`)
+      }
+      sendOptions.agent = route.profile
+      if (data.systemPrompt !== undefined && data.systemPrompt !== '')
+        sendOptions.systemPrompt = data.systemPrompt
+    }
+    const retryOptions = route.provider.retryProviderOptions
+    if (isRetry && retryOptions !== undefined) sendOptions.providerOptions = retryOptions
+    return sendOptions
   }
 
-  /** Forks a session through `throughSeq` (default: all of it) with `session.fork()`; the new session's view. */
+  /**
+   * Forks a session with `session.fork()` (DESIGN §10.2): a new session with copies of the
+   * messages through `throughSeq` (default: all of them). The fork keeps the source's provider; a
+   * stored `lastError` goes with it only when the whole conversation is copied (a fork that ends
+   * earlier did not fail). Returns the new session's view, or `undefined` when there is no such
+   * session.
+   */
   async fork(id: string, throughSeq: number | undefined): Promise<SessionView | undefined> {
     const session = await this.#operable(id)
     if (session === undefined) return undefined
-    const fork = (session as unknown as { fork?: (options: object) => Promise<Session> }).fork
-    if (typeof fork !== 'function') throw notImplemented('Forking', 'session.fork()')
-    const forked = await fork.call(session, throughSeq === undefined ? {} : { throughSeq })
-    this.#live.set(forked.id, forked)
-    const data = await this.#persister.getSession(forked.id)
-    if (data === null) throw new NotFoundError(`The fork ${forked.id} vanished right after it was made.`)
-    return this.#view(data)
+    if (dataOf(session).parentSessionId !== undefined) {
+      throw new ValidationError('This is a sub-agent’s child session: fork its parent session instead.')
+    }
+    const options: ForkOptions = {}
+    if (throughSeq !== undefined) options.throughSeq = throughSeq
+    const metadata = session.metadata ?? {}
+    if (LAST_ERROR_KEY in metadata && throughSeq !== undefined) {
+      const [last] = await session.getMessages({ limit: 1 })
+      if (last !== undefined && throughSeq < last.seq) {
+        const { [LAST_ERROR_KEY]: _dropped, ...rest } = metadata
+        options.metadata = rest
+      }
+    }
+    return this.#view(await session.fork(options))
   }
 
-  /** Renames a session or changes its metadata with `session.update()`; the updated view. */
+  /**
+   * Renames a session or changes its metadata with `session.update()`; the updated view, or
+   * `undefined` when there is no such session. The playground's own metadata keys stay: the
+   * provider routes sends, `lastError` explains a failure.
+   */
   async updateSession(
     id: string,
     changes: { summary?: string; metadata?: Record<string, unknown> },
   ): Promise<SessionView | undefined> {
     const session = await this.#operable(id)
     if (session === undefined) return undefined
-    const update = (session as unknown as { update?: (changes: object) => Promise<void> }).update
-    if (typeof update !== 'function') throw notImplemented('Renaming', 'session.update()')
-    // The playground's own keys stay: the provider routes sends, lastError explains a failure.
-    const metadata =
-      changes.metadata === undefined
-        ? undefined
-        : {
-            ...changes.metadata,
-            provider: session.metadata?.provider,
-            ...(session.metadata?.[LAST_ERROR_KEY] === undefined
-              ? {}
-              : { [LAST_ERROR_KEY]: session.metadata[LAST_ERROR_KEY] }),
-          }
-    await update.call(session, {
-      ...(changes.summary === undefined ? {} : { summary: changes.summary }),
-      ...(metadata === undefined ? {} : { metadata }),
-    })
-    const data = await this.#persister.getSession(id)
-    return data === null ? undefined : this.#view(data)
+    const update: SessionUpdate = {}
+    if (changes.summary !== undefined) update.summary = changes.summary
+    if (changes.metadata !== undefined) {
+      const own = session.metadata ?? {}
+      update.metadata = {
+        ...changes.metadata,
+        provider: own.provider,
+        ...(own[LAST_ERROR_KEY] === undefined ? {} : { [LAST_ERROR_KEY]: own[LAST_ERROR_KEY] }),
+      }
+    }
+    await session.update(update)
+    return this.#view(session)
   }
 
-  /** The live session for an operation other than a send, or `undefined` when there is none with this id. */
+  /** A session for an operation other than a send, or `undefined` when there is none with this id. */
   async #operable(id: string): Promise<Session | undefined> {
-    await this.initialize()
-    const data = await this.#stored(id)
-    if (data === undefined) return undefined
-    const session = await this.#session(data)
-    if (session === undefined) {
-      throw new ConfigurationError(`The provider "${providerOf(data)}" of this session is not configured.`)
+    const session = await this.#find(id)
+    if (session === undefined) return undefined
+    if (!this.#routes.has(providerOf(dataOf(session)))) {
+      throw new ConfigurationError(
+        `The provider "${providerOf(dataOf(session))}" of this session is not configured.`,
+      )
     }
     if (this.#runs.has(id)) throw new SessionBusyError(id)
     return session
@@ -416,8 +481,7 @@ export class PlaygroundHub {
 
   /** Whether a session exists (in the playground's scope). */
   async exists(id: string): Promise<boolean> {
-    await this.initialize()
-    return (await this.#stored(id)) !== undefined
+    return (await this.#find(id)) !== undefined
   }
 
   /**
@@ -425,35 +489,32 @@ export class PlaygroundHub {
    * exists but had nothing to abort, `missing` when there is no such session.
    */
   async abort(id: string): Promise<'aborted' | 'idle' | 'missing'> {
-    await this.initialize()
-    const live = this.#live.get(id)
-    if (live !== undefined && live.state !== 'deleted') {
-      const running = this.#runs.has(id) || live.state === 'active'
-      live.abort()
-      return running ? 'aborted' : 'idle'
-    }
-    return (await this.#stored(id)) === undefined ? 'missing' : 'idle'
+    const session = await this.#find(id)
+    if (session === undefined) return 'missing'
+    const running = this.#runs.has(id) || session.state === 'active'
+    session.abort()
+    return running ? 'aborted' : 'idle'
   }
 
   /**
-   * Aborts running replies (keeping their partial text; they are recorded as cut by a server
-   * stop), flushes every write and waits for the runs to end. Does not close the persister.
+   * Aborts running replies (keeping their partial text; each is recorded as cut by a server
+   * stop), waits for them to end, then closes the agent, which flushes every write. Does not
+   * close the persister.
    */
   close(): Promise<void> {
-    if (this.#closing !== undefined) return this.#closing
-    // Set before anything is awaited: a run that ends from now on waits for the agents' flush.
-    let agentsClosed!: () => void
-    this.#agentsClosed = new Promise<void>((resolve) => {
-      agentsClosed = resolve
-    })
-    this.#closing = (async () => {
-      if (this.#initializing === undefined) return agentsClosed()
+    // Set before anything is awaited: a run that ends from now on records a server stop.
+    this.#closing ??= (async () => {
+      if (this.#initializing === undefined) return
       await this.#initializing.catch(() => undefined)
-      const results = await Promise.allSettled([...this.#agents.values()].map((agent) => agent.close()))
-      agentsClosed()
-      await Promise.all([...this.#runs.values()].map((run) => run.ended))
-      const failed = results.find((result) => result.status === 'rejected')
-      if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
+      const agent = this.#agent
+      if (agent === undefined) return
+      await Promise.all(
+        [...this.#runs.entries()].map(async ([id, run]) => {
+          ;(await agent.getSession(id).catch(() => undefined))?.abort()
+          await run.ended
+        }),
+      )
+      await agent.close()
     })()
     return this.#closing
   }
@@ -461,8 +522,8 @@ export class PlaygroundHub {
   /**
    * Records how a send ended, in the session's metadata (`metadata.lastError`): the error of a
    * failed send, a stop caused by the server shutting down, or nothing (a previous error is
-   * cleared). The kernel has no field for it; the session is not running at this point, and its
-   * writes are flushed first, so this read-modify-write does not race the kernel's own writes.
+   * cleared). The kernel has no field for it. Written with `session.update()` once the send's
+   * writes are flushed, so the live session and the store agree (a later rename or fork keeps it).
    */
   async #afterSend(session: Session, run: SendRunLike, error: unknown): Promise<void> {
     const aborted = isAdapterError(error) && error.kind === 'aborted'
@@ -478,66 +539,36 @@ export class PlaygroundHub {
         retryable: true,
       }
     }
-    if (this.#closing !== undefined) await this.#agentsClosed
-    else await session.flush().catch(() => undefined)
+    await session.flush().catch(() => undefined)
     if (session.state === 'deleted') return
-    const data = await this.#persister.getSession(session.id)
-    if (data === null) return
-    const metadata = { ...data.metadata }
+    const metadata = { ...session.metadata }
     if (lastError === undefined) {
       if (!(LAST_ERROR_KEY in metadata)) return
       delete metadata[LAST_ERROR_KEY]
     } else {
       metadata[LAST_ERROR_KEY] = { ...lastError, at: new Date().toISOString() }
     }
-    await this.#persister.saveSession({ ...data, metadata })
+    await session.update({ metadata })
   }
 
-  async #stored(id: string): Promise<SessionData | undefined> {
+  async #ready(): Promise<Agent> {
+    await this.initialize()
+    return this.#agent!
+  }
+
+  /** The session with this id (in the playground's scope), or `undefined`. */
+  async #find(id: string): Promise<Session | undefined> {
     if (typeof id !== 'string' || id === '') return undefined
-    const data = await this.#persister.getSession(id)
-    return data === null || data.appName !== PLAYGROUND_APP_NAME ? undefined : data
+    const session = await (await this.#ready()).getSession(id)
+    return session === undefined || session.state === 'deleted' ? undefined : session
   }
 
-  /** The provider of a stored session; a child session belongs to its parent's. */
-  async #providerOf(data: SessionData): Promise<string> {
-    if (data.parentSessionId === undefined) return providerOf(data)
-    const parent = await this.#stored(data.parentSessionId)
-    return parent === undefined ? providerOf(data) : this.#providerOf(parent)
-  }
-
-  /** The live session object of a stored session, made by its provider's agent (undefined when not configured). */
-  async #session(data: SessionData): Promise<Session | undefined> {
-    const live = this.#live.get(data.id)
-    if (live !== undefined && live.state !== 'deleted') return live
-    const agent = this.#agents.get(await this.#providerOf(data))
-    if (agent === undefined) return undefined
-    const session = await agent.getSession(data.id)
-    if (session !== undefined) this.#live.set(data.id, session)
-    return session
-  }
-
-  async #readMessages(id: string): Promise<AnyMessage[]> {
-    const messages: AnyMessage[] = []
-    for (let afterSeq: number | undefined; ; ) {
-      const page = await this.#persister.getMessages(id, {
-        limit: SCAN_PAGE,
-        ...(afterSeq === undefined ? {} : { afterSeq }),
-      })
-      messages.push(...page)
-      const last = page[page.length - 1]
-      if (last === undefined || page.length < SCAN_PAGE) return messages
-      afterSeq = last.seq
-    }
-  }
-
-  #view(data: SessionData): SessionView {
-    const live = this.#live.get(data.id)
-    const view = toSessionView(
-      data,
-      live?.state === 'deleted' ? undefined : live,
-      data.parentSessionId === undefined && this.#agents.has(providerOf(data)),
-    )
+  #view(session: Session): SessionView {
+    const data = dataOf(session)
+    const route = this.#routes.get(providerOf(data))
+    const view = toSessionView(data, data.parentSessionId === undefined && route !== undefined)
+    // Another provider's sessions all run with its one profile: naming it says nothing.
+    if (route !== undefined && route.profile !== DEFAULT_PROFILE) delete view.activeAgent
     const lastError = lastErrorOf(data)
     // Shown while it explains the state: a failed send (error) or a reply cut by a server stop.
     if (
@@ -551,35 +582,13 @@ export class PlaygroundHub {
 }
 
 /**
- * Creates a provider's agent with `compaction` when the kernel knows that option (DESIGN §10.4),
- * and without it on a kernel that refuses it as an unknown config key.
+ * The stored fields of a session (its id, state, usage, system prompt, links to a parent or a
+ * fork source): sessions of `@agentx/core` are {@link BaseSession}s, whose `toSessionData()` gives
+ * them as they are right now.
  */
-function createProviderAgent(
-  config: AgentConfig,
-  compaction: Record<string, unknown> | undefined,
-  deps: AgentDeps,
-): Agent {
-  if (compaction === undefined) return createAgent(config, deps)
-  try {
-    return createAgent({ ...config, compaction } as unknown as AgentConfig, deps)
-  } catch (error) {
-    if (error instanceof ConfigurationError && error.message.startsWith("Unknown config key 'compaction'"))
-      return createAgent(config, deps)
-    throw error
-  }
-}
-
-/** Optional kernel operations the playground can offer, see {@link PlaygroundHub.features}. */
-export interface PlaygroundFeatures {
-  fork: boolean
-  update: boolean
-}
-
-function notImplemented(what: string, needs: string): AgentError {
-  return new AgentError(
-    `${what} needs ${needs} of @agentx/core, which this version does not have yet.`,
-    'NOT_IMPLEMENTED',
-  )
+function dataOf(session: Session): SessionData {
+  if (session instanceof BaseSession) return session.toSessionData()
+  throw new ConfigurationError('The playground needs the sessions of @agentx/core (BaseSession).')
 }
 
 /** The part of a {@link SessionRun} the bookkeeping needs. */

@@ -1,8 +1,9 @@
-import type { AgentAdapter, AgentProfile, RetryOptions, Tool } from '@agentx/core'
+import type { AgentAdapter, AgentProfile, CompactionOptions, Tool } from '@agentx/core'
 
 /**
- * One entry of the playground's provider/model picker: an adapter with its models. The server makes
- * one agent per available provider; every agent shares the same persister.
+ * One entry of the playground's provider/model picker: an adapter with its models. The server's
+ * one agent serves every available provider: the first is its top-level profile, every other one
+ * a profile of its own (DESIGN §10.3).
  */
 export interface PlaygroundProvider {
   /** A stable id stored in each session's `metadata.provider`, e.g. `demo`, `claude`. */
@@ -17,17 +18,15 @@ export interface PlaygroundProvider {
   adapter?: AgentAdapter
   /** Why the provider is listed but cannot be used (a package failed to load). Never contains a secret. */
   unavailableReason?: string
-  /** Tools given to this provider's agent. Default is none. */
+  /** Tools of this provider's profile. Default is none. */
   tools?: Tool[]
-  /** Retry policy of this provider's agent. Default is core's. */
-  retry?: RetryOptions
-  /** Profiles of this provider's agent (`AgentConfig.agents`). Default is none. */
-  agents?: Record<string, AgentProfile>
   /**
-   * `AgentConfig.compaction` for this provider's agent (DESIGN §10.4), used when `@agentx/core`
-   * knows the option; an older core runs the agent without it. Default is none.
+   * Profiles of their own (`AgentConfig.agents`), for the first provider only (the agent's
+   * top-level one: the demo's `billing` and `researcher`). Default is none.
    */
-  compaction?: Record<string, unknown>
+  agents?: Record<string, AgentProfile>
+  /** Compaction of this provider's sessions (DESIGN §10.4). Default is none. */
+  compaction?: CompactionOptions
   /** Provider options added to a retry of a failed send (the demo's `/error` succeeds then). Default is none. */
   retryProviderOptions?: Record<string, unknown>
   /** Names of the tools in {@link tools} that run a profile in a child session (`agentTool`). Default is none. */

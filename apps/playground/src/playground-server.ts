@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { type Logger, ValidationError } from '@agentx/core'
 import { allowedHostsFor, checkRequestOrigin } from './check-request-origin.js'
+import { DEMO_OUTPUT } from './demo-output.js'
 import type { PlaygroundHub } from './playground-hub.js'
 import { type PlaygroundProvider, toProviderInfo } from './playground-provider.js'
 import { readJsonBody } from './read-json-body.js'
@@ -143,7 +144,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     const path = url.pathname
     if (path === '/api/providers') {
       if (method !== 'GET') return notAllowed(response, 'GET')
-      return sendJson(response, 200, { providers, storage: options.storage, features: options.hub.features })
+      return sendJson(response, 200, { providers, storage: options.storage, outputExample: DEMO_OUTPUT })
     }
     if (path === '/api/sessions') {
       if (method === 'GET') {
@@ -151,6 +152,8 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
         const offset = pageParameter(url.searchParams.get('offset'), 0, 'offset')
         const q = url.searchParams.get('q') ?? ''
         if (q.length > 200) throw new ValidationError('q must be at most 200 characters.')
+        const provider = url.searchParams.get('provider') ?? ''
+        if (provider.length > 100) throw new ValidationError('provider must be at most 100 characters.')
         const stateParameter = url.searchParams.get('state') ?? ''
         const states =
           stateParameter === '' ? undefined : stateParameter.split(',').map((state) => state.trim())
@@ -165,6 +168,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
             limit: Math.min(limit, 500),
             offset,
             ...(q.trim() === '' ? {} : { q }),
+            ...(provider === '' ? {} : { provider }),
             ...(states === undefined ? {} : { states: states as never }),
           }),
         })

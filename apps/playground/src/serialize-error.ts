@@ -52,8 +52,6 @@ export function statusOf(error: unknown): number {
       return 415
     case 'CONFIGURATION':
       return 503
-    case 'NOT_IMPLEMENTED':
-      return 501
     default:
       return 500
   }

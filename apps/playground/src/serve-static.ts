@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { ServerResponse } from 'node:http'
-import { join } from 'node:path'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The folder of the web UI: plain HTML, CSS and JavaScript, no build step. */
@@ -19,9 +20,58 @@ const FILES: Readonly<Record<string, { file: string; type: string }>> = {
   '/state.js': { file: 'state.js', type: 'text/javascript; charset=utf-8' },
   '/theme.js': { file: 'theme.js', type: 'text/javascript; charset=utf-8' },
   '/markdown.js': { file: 'markdown.js', type: 'text/javascript; charset=utf-8' },
+  '/code-highlight.js': { file: 'code-highlight.js', type: 'text/javascript; charset=utf-8' },
   '/trace.js': { file: 'trace.js', type: 'text/javascript; charset=utf-8' },
   '/styles.css': { file: 'styles.css', type: 'text/css; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
+}
+
+const JAVASCRIPT = 'text/javascript; charset=utf-8'
+
+/** The languages code blocks are highlighted in (highlight.js grammars, each an ES module). */
+export const HIGHLIGHT_LANGUAGES: readonly string[] = [
+  'bash',
+  'css',
+  'diff',
+  'go',
+  'java',
+  'javascript',
+  'json',
+  'python',
+  'rust',
+  'shell',
+  'sql',
+  'typescript',
+  'xml',
+  'yaml',
+]
+
+/**
+ * The browser libraries of the UI, served from the installed packages (never a CDN): markdown-it's
+ * self-contained ES module build and highlight.js's ES module core and grammars.
+ */
+const VENDOR_FILES: Readonly<Record<string, { packageName: string; file: string }>> = {
+  '/vendor/markdown-it.js': { packageName: 'markdown-it', file: 'dist/browser/markdown-it.esm.min.mjs' },
+  '/vendor/highlight.js': { packageName: '@highlightjs/cdn-assets', file: 'es/core.min.js' },
+  ...Object.fromEntries(
+    HIGHLIGHT_LANGUAGES.map((language) => [
+      `/vendor/highlight/${language}.js`,
+      { packageName: '@highlightjs/cdn-assets', file: `es/languages/${language}.min.js` },
+    ]),
+  ),
+}
+
+const require = createRequire(import.meta.url)
+const packageDirs = new Map<string, string>()
+
+/** The path of a vendor file in its installed package. */
+function vendorPath(entry: { packageName: string; file: string }): string {
+  let dir = packageDirs.get(entry.packageName)
+  if (dir === undefined) {
+    dir = dirname(require.resolve(`${entry.packageName}/package.json`))
+    packageDirs.set(entry.packageName, dir)
+  }
+  return join(dir, entry.file)
 }
 
 /**
@@ -41,7 +91,8 @@ export const CONTENT_SECURITY_POLICY: string = [
 
 /**
  * Serves one file of the UI by its URL path (a fixed allow-list, so no path ever reaches the file
- * system). Returns `false` when the path is not a UI file.
+ * system): the files of `public/` and the vendor libraries. Returns `false` when the path is not
+ * a UI file.
  */
 export async function serveStatic(
   pathname: string,
@@ -49,10 +100,11 @@ export async function serveStatic(
   headOnly: boolean,
 ): Promise<boolean> {
   const entry = FILES[pathname]
-  if (entry === undefined) return false
-  const body = await readFile(join(PUBLIC_DIR, entry.file))
+  const vendor = entry === undefined ? VENDOR_FILES[pathname] : undefined
+  if (entry === undefined && vendor === undefined) return false
+  const body = await readFile(entry === undefined ? vendorPath(vendor!) : join(PUBLIC_DIR, entry.file))
   response.writeHead(200, {
-    'content-type': entry.type,
+    'content-type': entry?.type ?? JAVASCRIPT,
     'content-length': body.length,
     'cache-control': 'no-cache',
     'content-security-policy': CONTENT_SECURITY_POLICY,

@@ -55,39 +55,23 @@ export function lastErrorOf(data: Pick<SessionData, 'metadata'>): LastError | un
   return lastError
 }
 
-/** The live fields of a session object, which win over a stored row that may lag behind. */
-export interface LiveSessionFields {
-  state: SessionState
-  summary: string
-  model: string
-  lastActivity: string
-  getTokenUsage(): TokenUsage
-}
-
 /** The provider id stored in a session's metadata; sessions without one belong to the demo. */
 export function providerOf(data: Pick<SessionData, 'metadata'>): string {
   const provider = data.metadata?.provider
   return typeof provider === 'string' && provider !== '' ? provider : 'demo'
 }
 
-/**
- * The list view of a stored session, overlaid with its live session object when one exists (its
- * state and usage can be a few milliseconds ahead of storage).
- */
-export function toSessionView(
-  data: SessionData,
-  live: LiveSessionFields | undefined,
-  canSend: boolean,
-): SessionView {
+/** The list view of a session, from its stored fields. */
+export function toSessionView(data: SessionData, canSend: boolean): SessionView {
   const view: SessionView = {
     id: data.id,
-    summary: live?.summary ?? data.summary,
-    model: live?.model ?? data.model ?? '',
+    summary: data.summary,
+    model: data.model ?? '',
     provider: providerOf(data),
-    state: live?.state ?? data.state,
+    state: data.state,
     createdAt: data.createdAt,
-    lastActivity: live?.lastActivity ?? data.lastActivity,
-    tokenUsage: live?.getTokenUsage() ?? { ...data.tokenUsage },
+    lastActivity: data.lastActivity,
+    tokenUsage: { ...data.tokenUsage },
     canSend,
   }
   if (data.systemPrompt !== undefined && data.systemPrompt !== '') view.systemPrompt = data.systemPrompt

@@ -20,7 +20,7 @@ export interface StartPlaygroundOptions {
   persister?: AgentPersister
   /** Pause between the demo provider's words, in ms. Default is `30`. */
   demoDelayMs?: number
-  /** Overrides every provider's retry policy. Default is each provider's own. */
+  /** The agent's retry policy. Default is core's. */
   retry?: RetryOptions
   /** Imports plugin packages. Default is a dynamic `import()`. */
   importModule?: LoadProvidersOptions['importModule']
@@ -36,7 +36,7 @@ export interface Playground extends PlaygroundServer {
 
 /**
  * Starts the whole playground: loads the providers configured in `env` (plus the offline demo),
- * opens the store, makes one agent per provider and serves the UI and API. `close()` aborts
+ * opens the store, makes the one agent that serves every provider and serves the UI and API. `close()` aborts
  * running replies, flushes every write and closes the store.
  */
 export async function startPlayground(options: StartPlaygroundOptions = {}): Promise<Playground> {

@@ -1,10 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type AnyMessage, BaseSession } from '@agentx/core'
+import type { AnyMessage } from '@agentx/core'
 import { ScriptedAdapter } from '@agentx/core/testing'
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DEMO_COMPACT_INPUT_TOKENS, DEMO_JSON_OUTPUT } from '../src/demo-adapter.js'
+import { DEMO_OUTPUT } from '../src/demo-output.js'
 import { type Playground, type StartPlaygroundOptions, startPlayground } from '../src/start-playground.js'
 import {
   api,
@@ -232,6 +233,90 @@ describe('the demo provider’s tour commands', () => {
 })
 
 describe('Release 2 API', () => {
+  it('/compact fills the context: its next model request is preceded by a compaction summary, stored as a system message', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    for (const text of ['hello', 'what is 2 + 3?']) expectEnd(await sendMessage(playground.url, id, text))
+    // /compact reports 150,000 input tokens, then calls a tool: the request after the tool result compacts.
+    const compact = await sendMessage(playground.url, id, '/compact')
+    expectEnd(compact)
+    const compaction = ofType(compact, 'compaction')[0]?.data as { message: AnyMessage } | undefined
+    expect(compaction?.message).toMatchObject({
+      type: 'system',
+      compaction: { throughSeq: expect.any(Number) },
+    })
+    const types = compact.events.map((event) => event.event)
+    expect(types.indexOf('compaction')).toBeLessThan(types.lastIndexOf('step-start'))
+    const stored = await playground.persister.getMessages(id)
+    expect(stored.filter((message) => message.compaction !== undefined)).toHaveLength(1)
+    // Nothing is deleted: the three user messages are all still there.
+    expect(stored.filter((message) => message.type === 'user').map((message) => message.content)).toEqual([
+      'hello',
+      'what is 2 + 3?',
+      '/compact',
+    ])
+  })
+
+  it('structured output: a send with an output schema answers with result.output; output that does not match fails with OUTPUT_INVALID', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    const providers = await api(playground.url, 'GET', '/api/providers')
+    expect(providers.body.outputExample).toEqual(DEMO_OUTPUT)
+
+    const json = await sendMessage(playground.url, id, '/json', undefined, { output: DEMO_OUTPUT })
+    expectEnd(json)
+    const done = ofType(json, 'done')[0]?.data as { result: { output: unknown; text: string } }
+    expect(done.result.output).toEqual(DEMO_JSON_OUTPUT)
+    expect(JSON.parse(done.result.text)).toEqual(DEMO_JSON_OUTPUT)
+
+    // Any schema: the demo fills it in, the kernel parses and checks it.
+    const schema = {
+      type: 'object',
+      properties: {
+        title: { type: 'string', examples: ['A day in Lyon'] },
+        stars: { type: 'integer', minimum: 1, maximum: 5 },
+        tags: { type: 'array', items: { type: 'string', enum: ['food', 'museums'] }, minItems: 2 },
+      },
+      required: ['title', 'stars', 'tags'],
+    }
+    const custom = await sendMessage(playground.url, id, 'rate my trip', undefined, {
+      output: { name: 'trip_rating', schema },
+    })
+    expectEnd(custom)
+    expect((ofType(custom, 'done')[0]!.data as { result: { output: unknown } }).result.output).toEqual({
+      title: 'A day in Lyon',
+      stars: 1,
+      tags: ['food', 'food'],
+    })
+
+    const broken = await sendMessage(playground.url, id, '/json broken', undefined, { output: DEMO_OUTPUT })
+    expectEnd(broken, 'error')
+    expect(ofType(broken, 'error')[0]?.data.error).toMatchObject({
+      code: 'OUTPUT_INVALID',
+      message: expect.stringContaining('temperatureC: required'),
+    })
+    const detail = await api(playground.url, 'GET', `/api/sessions/${id}`)
+    expect(detail.body.session.state).toBe('error')
+    expect(detail.body.lastError).toMatchObject({ code: 'OUTPUT_INVALID' })
+    // The reply that did not match stays stored, as the kernel promises.
+    const last = detail.body.messages.at(-1) as AnyMessage
+    expect(last.type).toBe('agent')
+    expect(JSON.parse((last.content as Array<{ text: string }>)[0]!.text)).toEqual({ city: 'Paris' })
+
+    // A malformed output option is refused before anything is stored.
+    const before = (await playground.persister.getMessages(id)).length
+    for (const output of [
+      { schema: 'object' },
+      { schema: {}, name: 'bad name!' },
+      { schema: {}, extra: 1 },
+      [],
+    ]) {
+      const refused = await sendMessage(playground.url, id, 'hello', undefined, { output })
+      expect(refused).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION' } } })
+    }
+    expect(await playground.persister.getMessages(id)).toHaveLength(before)
+  })
+
   it('passes per-send model, temperature and max tokens to the adapter, and refuses bad values writing nothing', async () => {
     const openai = new ScriptedAdapter(
       [[{ type: 'message', content: [{ type: 'text', text: 'ok' }], stopReason: 'end_turn' }]],
@@ -301,35 +386,147 @@ describe('Release 2 API', () => {
     expect((await api(playground.url, 'GET', '/api/sessions/nope/export')).status).toBe(404)
   })
 
-  it('offers fork and rename exactly when the kernel has them (501 NOT_IMPLEMENTED otherwise)', async () => {
+  it('forks a session through a message with session.fork(): copies stored, the source untouched, sends go on in the fork', async () => {
+    const playground = await start()
+    const id = await createSession(playground, { provider: 'demo', systemPrompt: 'Be brief.' })
+    await sendMessage(playground.url, id, 'first question')
+    await sendMessage(playground.url, id, 'second question')
+    const source = await playground.persister.getMessages(id)
+    expect(source.map((message) => message.seq)).toEqual([0, 1, 2, 3])
+
+    const forked = await api(playground.url, 'POST', `/api/sessions/${id}/fork`, { throughSeq: 1 })
+    expect(forked.status).toBe(201)
+    const forkId = forked.body.session.id as string
+    expect(forkId).not.toBe(id)
+    expect(forked.body.session).toMatchObject({
+      forkedFrom: { sessionId: id, seq: 1 },
+      provider: 'demo',
+      systemPrompt: 'Be brief.',
+      state: 'idle',
+      canSend: true,
+    })
+    // Copies with new ids and the same seqs, in the store; the source keeps all four messages.
+    const copies = await playground.persister.getMessages(forkId)
+    expect(copies.map((message) => [message.seq, message.type])).toEqual([
+      [0, 'user'],
+      [1, 'agent'],
+    ])
+    expect(copies.map((message) => message.content)).toEqual(
+      source.slice(0, 2).map((message) => message.content),
+    )
+    expect(copies.some((message) => source.some((original) => original.id === message.id))).toBe(false)
+    expect(await playground.persister.getMessages(id)).toHaveLength(4)
+    expect((await playground.persister.getSession(forkId))?.metadata).toMatchObject({ provider: 'demo' })
+
+    // The fork is listed, and a send continues it (the edited question of edit-and-resend).
+    const list = await api(playground.url, 'GET', '/api/sessions')
+    expect(list.body.sessions.map((session: { id: string }) => session.id).sort()).toEqual(
+      [id, forkId].sort(),
+    )
+    expectEnd(await sendMessage(playground.url, forkId, 'another second question'))
+    const continued = await api(playground.url, 'GET', `/api/sessions/${forkId}`)
+    expect(continued.body.messages.map((message: AnyMessage) => message.seq)).toEqual([0, 1, 2, 3])
+    expect(continued.body.messages[2].content).toBe('another second question')
+
+    // Without throughSeq: the whole conversation.
+    const whole = await api(playground.url, 'POST', `/api/sessions/${id}/fork`, {})
+    expect(whole.status).toBe(201)
+    expect(whole.body.session.forkedFrom).toEqual({ sessionId: id, seq: 3 })
+    expect(await playground.persister.getMessages(whole.body.session.id)).toHaveLength(4)
+  })
+
+  it('refuses forks it cannot make, writing nothing: bad or unknown seq, empty, busy, child or missing session', async () => {
+    const playground = await start({ demoDelayMs: 15 })
+    const id = await createSession(playground)
+    const empty = await createSession(playground)
+    await sendMessage(playground.url, id, 'hello')
+    const fork = (sessionId: string, body: unknown) =>
+      api(playground.url, 'POST', `/api/sessions/${encodeURIComponent(sessionId)}/fork`, body)
+    expect(await fork(id, { throughSeq: -1 })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'VALIDATION' } },
+    })
+    expect(await fork(id, { throughSeq: 1.5 })).toMatchObject({ status: 400 })
+    expect(await fork(id, { throughSeq: 99 })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'VALIDATION' } },
+    })
+    expect(await fork(empty, {})).toMatchObject({ status: 409, body: { error: { code: 'SESSION_STATE' } } })
+    expect((await fork('nope', {})).status).toBe(404)
+    const delegated = await sendMessage(playground.url, id, '/delegate')
+    const childId = ofType(delegated, 'subagent')[0]?.data.sessionId as string
+    expect(await fork(childId, {})).toMatchObject({ status: 400, body: { error: { code: 'VALIDATION' } } })
+    // While a reply runs.
+    const long = fetch(`${playground.url}/api/sessions/${id}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: '/long' }),
+    })
+    const response = await long
+    const reader = response.body!.getReader()
+    await reader.read()
+    expect(await fork(id, {})).toMatchObject({ status: 409, body: { error: { code: 'SESSION_BUSY' } } })
+    await api(playground.url, 'POST', `/api/sessions/${id}/abort`)
+    while (!(await reader.read()).done) {}
+    expect(
+      (await playground.persister.listSessions({ includeChildren: true }))
+        .map((session) => session.id)
+        .sort(),
+    ).toEqual([id, empty, childId].sort())
+  })
+
+  it('a fork of a failed session keeps its error (and retry works there) only when it copies the whole conversation', async () => {
     const playground = await start()
     const id = await createSession(playground)
     await sendMessage(playground.url, id, 'hello')
-    const { body } = await api(playground.url, 'GET', '/api/providers')
-    const prototype = BaseSession.prototype as unknown as Record<string, unknown>
-    expect(body.features).toEqual({
-      fork: typeof prototype.fork === 'function',
-      update: typeof prototype.update === 'function',
+    expectEnd(await sendMessage(playground.url, id, '/error'), 'error')
+    const failed = await api(playground.url, 'GET', `/api/sessions/${id}`)
+    expect(failed.body.lastError).toMatchObject({ kind: 'rate_limit' })
+
+    const whole = await api(playground.url, 'POST', `/api/sessions/${id}/fork`, {})
+    expect(whole.body.session).toMatchObject({ state: 'error', lastError: { kind: 'rate_limit' } })
+    const wholeId = whole.body.session.id as string
+    expectEnd(await retrySend(playground.url, wholeId))
+    expect((await api(playground.url, 'GET', `/api/sessions/${wholeId}`)).body.session.state).toBe('idle')
+
+    const early = await api(playground.url, 'POST', `/api/sessions/${id}/fork`, { throughSeq: 1 })
+    expect(early.body.session.state).toBe('idle')
+    expect(early.body.session.lastError).toBeUndefined()
+    const stored = await playground.persister.getSession(early.body.session.id)
+    expect(stored?.metadata).toEqual({ provider: 'demo' })
+    // Renaming the failed session keeps the error that explains it.
+    await api(playground.url, 'PATCH', `/api/sessions/${id}`, { summary: 'Failed one' })
+    expect((await api(playground.url, 'GET', `/api/sessions/${id}`)).body).toMatchObject({
+      session: { summary: 'Failed one', state: 'error' },
+      lastError: { kind: 'rate_limit' },
     })
-    const fork = await api(playground.url, 'POST', `/api/sessions/${id}/fork`, { throughSeq: 0 })
-    const rename = await api(playground.url, 'PATCH', `/api/sessions/${id}`, { summary: 'Renamed' })
-    if (body.features.fork) {
-      expect(fork.status).toBe(201)
-      expect(fork.body.session.forkedFrom).toEqual({ sessionId: id, seq: 0 })
-    } else {
-      expect(fork).toMatchObject({ status: 501, body: { error: { code: 'NOT_IMPLEMENTED' } } })
-    }
-    if (body.features.update) {
-      expect(rename.status).toBe(200)
-      expect((await playground.persister.getSession(id))?.summary).toBe('Renamed')
-    } else {
-      expect(rename).toMatchObject({ status: 501, body: { error: { code: 'NOT_IMPLEMENTED' } } })
-      expect((await playground.persister.getSession(id))?.summary).toBe('hello')
-    }
+  })
+
+  it('renames a session with session.update(), keeping the playground’s own metadata', async () => {
+    const playground = await start()
+    const id = await createSession(playground)
+    await sendMessage(playground.url, id, 'hello')
+    const renamed = await api(playground.url, 'PATCH', `/api/sessions/${id}`, { summary: 'Renamed' })
+    expect(renamed).toMatchObject({ status: 200, body: { session: { id, summary: 'Renamed' } } })
+    expect((await playground.persister.getSession(id))?.summary).toBe('Renamed')
+    // A later send does not overwrite a chosen name.
+    await sendMessage(playground.url, id, 'more')
+    expect((await api(playground.url, 'GET', '/api/sessions?q=renamed')).body.sessions).toHaveLength(1)
+    const tagged = await api(playground.url, 'PATCH', `/api/sessions/${id}`, {
+      metadata: { topic: 'tests', provider: 'someone-else' },
+    })
+    expect(tagged.status).toBe(200)
+    expect((await playground.persister.getSession(id))?.metadata).toEqual({
+      topic: 'tests',
+      provider: 'demo',
+    })
     expect((await api(playground.url, 'PATCH', `/api/sessions/${id}`, { summary: 42 })).status).toBe(400)
-    expect((await api(playground.url, 'POST', `/api/sessions/${id}/fork`, { throughSeq: -1 })).status).toBe(
-      400,
-    )
+    expect(
+      (await api(playground.url, 'PATCH', `/api/sessions/${id}`, { summary: 'x'.repeat(201) })).status,
+    ).toBe(400)
+    expect((await api(playground.url, 'PATCH', `/api/sessions/${id}`, { metadata: [] })).status).toBe(400)
+    expect((await api(playground.url, 'PATCH', '/api/sessions/nope', { summary: 'x' })).status).toBe(404)
+    expect((await playground.persister.getSession(id))?.summary).toBe('Renamed')
   })
 
   it('admits the extra Host names of ALLOWED_HOSTS, and only those', async () => {

@@ -597,6 +597,47 @@ describe('playground API', () => {
     expect((await fetch(`${playground.url}/secret.txt`)).status).toBe(404)
   })
 
+  it('serves the Markdown and highlighting libraries itself, from their installed packages, and nothing else of them', async () => {
+    const playground = await start()
+    const markdownIt = await fetch(`${playground.url}/vendor/markdown-it.js`)
+    expect(markdownIt.status).toBe(200)
+    expect(markdownIt.headers.get('content-type')).toMatch(/^text\/javascript/)
+    expect(markdownIt.headers.get('content-security-policy')).toContain("script-src 'self'")
+    const source = await markdownIt.text()
+    expect(source).toContain('markdown-it')
+    // Self-contained: an ES module that imports nothing, so the browser needs no import map.
+    expect(source).not.toMatch(/^\s*import\s/m)
+    expect(source).toMatch(/export\s*\{[^}]*as default/)
+    for (const path of [
+      '/vendor/highlight.js',
+      '/vendor/highlight/typescript.js',
+      '/vendor/highlight/python.js',
+    ]) {
+      const response = await fetch(`${playground.url}${path}`)
+      expect(response.status).toBe(200)
+      expect(await response.text()).toMatch(/export\s*(\{[^}]*as default|default)/)
+    }
+    for (const path of [
+      '/vendor/highlight/php.js',
+      '/vendor/markdown-it.js.map',
+      '/vendor/highlight/..%2F..%2Fpackage.json',
+      '/vendor/',
+      '/vendor/highlight/%2e%2e/core.js',
+    ]) {
+      expect((await fetch(`${playground.url}${path}`)).status).toBe(404)
+    }
+    // The page's modules import only what the server serves.
+    const modules = ['/markdown.js', '/code-highlight.js']
+    for (const module of modules) {
+      const text = await (await fetch(`${playground.url}${module}`)).text()
+      for (const [, imported] of text.matchAll(/^import .* from '([^']+)'/gm)) {
+        const url = new URL(imported!, `${playground.url}${module}`)
+        expect(url.origin).toBe(playground.url)
+        expect((await fetch(url)).status).toBe(200)
+      }
+    }
+  })
+
   it('shows every session and message again after a restart', async () => {
     const first = await start()
     const id = await createSession(first)

@@ -10,17 +10,8 @@ import type { AnyMessage, ContentBlock } from '@agentx/core'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Playground, startPlayground } from '../src/start-playground.js'
+import { CHROMIUM_ARGS, CHROMIUM_PATH, chromiumMissingMessage } from './ensure-chromium.js'
 
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-]
 const OUTPUT_DIR = fileURLToPath(new URL('../test-output/', import.meta.url))
 const DESKTOP = { width: 1280, height: 820 }
 
@@ -105,12 +96,7 @@ async function streamedLength(page: Page): Promise<number> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `The browser tests need Chromium at ${CHROMIUM_PATH}, which is not installed. ` +
-        'Install it with `apt-get install -y chromium` (Debian/Ubuntu; `sudo` if needed), or set CHROMIUM_PATH to a Chromium binary.',
-    )
-  }
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(chromiumMissingMessage())
   workspace = await mkdtemp(join(tmpdir(), 'agentx-playground-tour-'))
   await mkdir(OUTPUT_DIR, { recursive: true })
   playground = await startPlayground({
@@ -120,7 +106,7 @@ beforeAll(async () => {
     demoDelayMs: 20,
     retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 5 },
   })
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS })
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] })
   context = await browser.newContext()
 }, 60_000)
 
@@ -236,7 +222,9 @@ describe('defects found in a real browser', () => {
     expect(await page.getByTestId('session-item').count()).toBe(50)
     expect(currentId(page)).toBe(old)
     await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('an old conversation')
-    expect(await page.getByTestId('user-message').first().locator('.bubble').textContent()).toBe('an old conversation')
+    expect(await page.getByTestId('user-message').first().locator('.bubble').textContent()).toBe(
+      'an old conversation',
+    )
     expect(await page.getByTestId('message-input').isEnabled()).toBe(true)
 
     const errors: string[] = []
@@ -508,7 +496,7 @@ describe('every capability, toured with the offline demo provider', () => {
     const id = await newSession(page)
     await send(page, '/json')
     await waitForReplyEnd(page)
-    expect(await page.getByTestId('json-output').count()).toBe(1)
+    expect(await page.getByTestId('structured-output').count()).toBe(1)
     await send(page, '/compact')
     await waitForReplyEnd(page)
     expect(await page.getByTestId('state-badge').textContent()).toBe('idle')
@@ -528,6 +516,155 @@ describe('every capability, toured with the offline demo provider', () => {
     ])
     expect(stored.filter((message) => message.type === 'user')).toHaveLength(3)
   })
+
+  it('asks for structured output with a schema: /json uses the example, any schema can be typed, a mismatch is OUTPUT_INVALID', async () => {
+    const id = await newSession(page)
+    await send(page, '/json')
+    await waitForReplyEnd(page)
+    const panel = page.getByTestId('structured-output')
+    await panel.waitFor()
+    expect(await panel.textContent()).toContain('weather_report')
+    expect(await panel.locator('dd[data-field="city"]').textContent()).toBe('Paris')
+    expect(await panel.locator('dd[data-field="advice"]').textContent()).toBe('wear sunglasses, drink water')
+    // The reply itself is the JSON, shown as a JSON code block.
+    expect(
+      JSON.parse((await page.getByTestId('agent-message').last().locator('pre code').textContent()) ?? ''),
+    ).toEqual({
+      city: 'Paris',
+      temperatureC: 21,
+      conditions: 'sunny',
+      advice: ['wear sunglasses', 'drink water'],
+    })
+
+    // A schema of one's own, in the ⚙ options.
+    await page.getByTestId('options-toggle').click()
+    await page.getByTestId('send-output-schema').fill('{ "type": "object"')
+    await send(page, 'rate my trip')
+    expect(await page.getByTestId('error-message').textContent()).toContain('not valid JSON')
+    expect(await page.getByTestId('message-input').inputValue()).toBe('rate my trip')
+    await page.getByTestId('send-output-schema').fill(
+      JSON.stringify({
+        type: 'object',
+        properties: {
+          title: { type: 'string', examples: ['A day in Lyon'] },
+          stars: { type: 'integer', minimum: 4, maximum: 5 },
+        },
+        required: ['title', 'stars'],
+      }),
+    )
+    await send(page, 'rate my trip')
+    await waitForReplyEnd(page)
+    await expect.poll(() => page.getByTestId('structured-output').count()).toBe(2)
+    const custom = page.getByTestId('structured-output').last()
+    expect(await custom.locator('dd[data-field="title"]').textContent()).toBe('A day in Lyon')
+    expect(await custom.locator('dd[data-field="stars"]').textContent()).toBe('4')
+    await page.screenshot({ path: join(OUTPUT_DIR, 'structured-output.png') })
+
+    // The example schema, and a reply that does not match it.
+    await page.getByTestId('output-example').click()
+    expect(JSON.parse(await page.getByTestId('send-output-schema').inputValue()).required).toEqual([
+      'city',
+      'temperatureC',
+      'conditions',
+      'advice',
+    ])
+    await send(page, '/json broken')
+    await waitForReplyEnd(page)
+    expect(await page.getByTestId('error-kind').textContent()).toBe('OUTPUT_INVALID')
+    expect(await page.getByTestId('error-message').textContent()).toContain('temperatureC: required')
+    expect(await page.getByTestId('retry').isVisible()).toBe(false)
+    expect(await page.getByTestId('state-badge').textContent()).toBe('error')
+    expect(await page.getByTestId('structured-output').count()).toBe(2)
+    const stored = await playground.persister.getMessages(id)
+    expect(stored.at(-1)?.type).toBe('agent')
+    await page.getByTestId('send-output-schema').fill('')
+    await page.getByTestId('options-toggle').click()
+    // After a reload the stored JSON replies are still marked as such, and the error explained.
+    await page.reload()
+    await page.waitForSelector('body[data-ready="true"]')
+    expect(await page.getByTestId('json-output').count()).toBe(3)
+    expect(await page.getByTestId('error-kind').textContent()).toBe('OUTPUT_INVALID')
+  }, 60_000)
+
+  it('renders Markdown while it streams: finished blocks once, then tables, highlighted code and copy buttons', async () => {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: playground.url })
+    await newSession(page)
+    await send(page, '/markdown')
+    // While streaming: the heading, once finished, is rendered once and kept as the reply grows.
+    const stableHeading = '.message.agent.streaming .markdown-stable h4'
+    await page.waitForSelector(stableHeading)
+    await page.evaluate((selector) => {
+      ;(document.querySelector(selector) as HTMLElement & { rendered?: boolean }).rendered = true
+    }, stableHeading)
+    await page.waitForSelector('.message.agent.streaming .markdown-stable .table-wrapper')
+    const midStream = await page.evaluate((selector) => {
+      const heading = document.querySelector(selector) as (HTMLElement & { rendered?: boolean }) | null
+      const tail = document.querySelector('.message.agent.streaming .markdown-tail')
+      return {
+        sameHeading: heading?.rendered === true,
+        stableBlocks: document.querySelector('.message.agent.streaming .markdown-stable')?.childElementCount,
+        tailBlocks: tail?.childElementCount ?? 0,
+      }
+    }, stableHeading)
+    expect(midStream.sameHeading).toBe(true)
+    expect(midStream.stableBlocks).toBeGreaterThanOrEqual(4)
+    expect(midStream.tailBlocks).toBeLessThanOrEqual(1)
+    await waitForReplyEnd(page)
+
+    const reply = page.getByTestId('agent-message').last().getByTestId('agent-text')
+    expect(await reply.locator('h4').textContent()).toBe('Markdown, rendered as it streams')
+    expect(await reply.locator('table th').allTextContents()).toEqual(['capability', 'where', 'status'])
+    expect(await reply.locator('table tbody tr').count()).toBe(3)
+    expect(await reply.locator('table th').nth(1).getAttribute('class')).toBe('align-center')
+    expect(await reply.locator('table td').nth(2).getAttribute('class')).toBe('align-right')
+    expect(await reply.locator('ol li').count()).toBe(2)
+    // Numbered from 1, like the source.
+    expect(
+      await reply
+        .locator('ol li')
+        .first()
+        .evaluate((item) => (item.parentElement as HTMLOListElement).start),
+    ).toBe(1)
+    expect(await reply.locator('s').textContent()).toBe('strikethrough')
+    expect(
+      await reply.locator('a').evaluateAll((links) => links.map((link) => link.getAttribute('href'))),
+    ).toEqual(['https://example.com/agentx', 'https://example.com/plain'])
+    const blocks = reply.getByTestId('code-block')
+    expect(await blocks.locator('.code-language').allTextContents()).toEqual(['ts', 'python', 'sh'])
+    // Highlighted: keywords, strings and comments are spans of their own.
+    const typescript = blocks.nth(0).locator('code')
+    expect(await typescript.getAttribute('data-language')).toBe('ts')
+    expect(await typescript.locator('.hljs-keyword').first().textContent()).toBe('import')
+    expect(await typescript.locator('.hljs-string').first().textContent()).toBe("'@agentx/core'")
+    expect(await typescript.locator('.hljs-comment').textContent()).toBe(
+      '// resolves when the reply is stored',
+    )
+    expect(await blocks.nth(1).locator('.hljs-keyword').first().textContent()).toBe('def')
+    // The raw HTML and the javascript: link of the reply are text.
+    expect(await reply.locator('blockquote').textContent()).toContain('<script>alert("no")</script>')
+    expect(await reply.locator('script').count()).toBe(0)
+
+    // Copy puts the code, exactly, on the clipboard.
+    await blocks.nth(0).getByTestId('copy-code').click()
+    await expect.poll(() => blocks.nth(0).getByTestId('copy-code').textContent()).toBe('Copied')
+    const copied = await page.evaluate(() => navigator.clipboard.readText())
+    expect(copied).toBe(await typescript.textContent())
+    expect(copied.split('\n')[0]).toBe("import { createAgent } from '@agentx/core'")
+    expect(copied.endsWith('\n')).toBe(false)
+    await blocks.nth(2).getByTestId('copy-code').click()
+    await expect
+      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
+      .toBe('pnpm install && pnpm start')
+    await reply.locator('table').scrollIntoViewIfNeeded()
+    await page.screenshot({ path: join(OUTPUT_DIR, 'markdown.png') })
+
+    // The stored reply renders the same after a reload.
+    await page.reload()
+    await page.waitForSelector('body[data-ready="true"]')
+    const reloaded = page.getByTestId('agent-message').last()
+    expect(await reloaded.getByTestId('code-block').count()).toBe(3)
+    expect(await reloaded.locator('table tbody tr').count()).toBe(3)
+  }, 60_000)
 
   it('shows compaction markers with the summary folded', async () => {
     // A conversation as the kernel stores it after a compaction (DESIGN §10.4): a system message
@@ -609,11 +746,141 @@ describe('every capability, toured with the offline demo provider', () => {
     )
     expect(exported.session.id).toBe(id)
     expect(exported.messages.map((message: AnyMessage) => message.type)).toEqual(['user', 'agent'])
-    // Fork and rename show only when the kernel offers them.
-    const features = await page.evaluate(async () => (await (await fetch('/api/providers')).json()).features)
-    expect(await page.getByTestId('fork-session').isVisible()).toBe(features.fork)
-    expect(await page.getByTestId('rename-session').isVisible()).toBe(features.update)
   })
+
+  it('forks from a message: a new session with the messages up to it, which goes its own way', async () => {
+    const source = await newSession(page)
+    await send(page, 'first question')
+    await waitForReplyEnd(page)
+    await send(page, 'second question')
+    await waitForReplyEnd(page)
+    await page.locator('[data-testid="agent-message"][data-seq="1"] [data-testid="fork-here"]').click()
+    await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, source)
+    const fork = currentId(page)
+    await page.getByTestId('fork-note').waitFor()
+    expect(await page.getByTestId('fork-note').textContent()).toContain('up to #1')
+    await page.screenshot({ path: join(OUTPUT_DIR, 'fork.png') })
+    expect(await page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
+      'first question',
+    ])
+    expect(await page.getByTestId('agent-message').count()).toBe(1)
+    expect(
+      await page.locator(`[data-testid="session-item"][data-id="${fork}"] .tag.fork`).textContent(),
+    ).toBe('fork')
+    expect((await playground.persister.getSession(fork))?.forkedFrom).toEqual({ sessionId: source, seq: 1 })
+    expect((await playground.persister.getMessages(fork)).map((message) => message.seq)).toEqual([0, 1])
+
+    await send(page, 'a different follow-up')
+    await expect.poll(async () => (await playground.persister.getMessages(fork)).length).toBe(4)
+    await waitForReplyEnd(page)
+    expect(await page.getByTestId('user-message').locator('.bubble').allTextContents()).toEqual([
+      'first question',
+      'a different follow-up',
+    ])
+    const forked = await playground.persister.getMessages(fork)
+    expect(forked.map((message) => message.seq)).toEqual([0, 1, 2, 3])
+    expect(forked[2]?.content).toBe('a different follow-up')
+    // The original is untouched, one click away.
+    const original = await playground.persister.getMessages(source)
+    expect(
+      original.map((message) => message.content).filter((content) => typeof content === 'string'),
+    ).toEqual(['first question', 'second question'])
+    await page.getByTestId('fork-source-link').click()
+    await page.waitForFunction((id) => decodeURIComponent(location.hash.slice(1)) === id, source)
+    await expect
+      .poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents())
+      .toEqual(['first question', 'second question'])
+  }, 60_000)
+
+  it('edits a message and resends it as a fork, leaving the original conversation as it was', async () => {
+    const source = await newSession(page)
+    await send(page, 'what is the capital of France?')
+    await waitForReplyEnd(page)
+    await send(page, 'and of Italy?')
+    await waitForReplyEnd(page)
+    const second = page.locator('[data-testid="user-message"][data-seq="2"]')
+    // Esc cancels an edit: nothing is forked.
+    await second.getByTestId('edit-message').click()
+    await page.getByTestId('edit-input').press('Escape')
+    expect(await page.getByTestId('message-editor').count()).toBe(0)
+    expect(await second.locator('.bubble').isVisible()).toBe(true)
+    expect(currentId(page)).toBe(source)
+
+    await second.getByTestId('edit-message').click()
+    const editor = page.getByTestId('edit-input')
+    expect(await editor.inputValue()).toBe('and of Italy?')
+    await editor.fill('and of Spain?')
+    await page.screenshot({ path: join(OUTPUT_DIR, 'edit-message.png') })
+    await page.getByTestId('edit-send').click()
+    await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, source)
+    const fork = currentId(page)
+    await waitForReplyEnd(page)
+    await expect
+      .poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents())
+      .toEqual(['what is the capital of France?', 'and of Spain?'])
+    // The reply answers the edited question (the view may still show the copied reply a moment).
+    await expect
+      .poll(() => page.getByTestId('agent-message').last().getByTestId('agent-text').textContent())
+      .toContain('and of Spain?')
+    await expect.poll(async () => (await playground.persister.getMessages(fork)).length).toBe(4)
+    expect((await playground.persister.getSession(fork))?.forkedFrom).toEqual({ sessionId: source, seq: 1 })
+    const stored = await playground.persister.getMessages(fork)
+    expect(stored.map((message) => [message.seq, message.type])).toEqual([
+      [0, 'user'],
+      [1, 'agent'],
+      [2, 'user'],
+      [3, 'agent'],
+    ])
+    expect(stored[2]?.content).toBe('and of Spain?')
+    expect((await playground.persister.getMessages(source))[2]?.content).toBe('and of Italy?')
+
+    // The first message has nothing before it: its edit starts a new session with the same settings.
+    await page.locator('[data-testid="user-message"][data-seq="0"] [data-testid="edit-message"]').click()
+    await page.getByTestId('edit-input').fill('what is the capital of Peru?')
+    await page.getByTestId('edit-input').press('Enter')
+    await page.waitForFunction((previous) => decodeURIComponent(location.hash.slice(1)) !== previous, fork)
+    const fresh = currentId(page)
+    await waitForReplyEnd(page)
+    await expect
+      .poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents())
+      .toEqual(['what is the capital of Peru?'])
+    await expect.poll(async () => (await playground.persister.getMessages(fresh)).length).toBe(2)
+    const freshData = await playground.persister.getSession(fresh)
+    expect(freshData).toMatchObject({ model: 'agentx-demo-1', metadata: { provider: 'demo' } })
+    expect(freshData?.forkedFrom).toBeUndefined()
+  }, 60_000)
+
+  it('renames a session in place: Enter saves (stored, listed, kept after a reload), Esc cancels', async () => {
+    const id = await newSession(page)
+    await send(page, 'a session to rename')
+    await waitForReplyEnd(page)
+    await page.getByTestId('rename-session').click()
+    const input = page.getByTestId('rename-input')
+    expect(await input.inputValue()).toBe('a session to rename')
+    await input.fill('Weekly planning')
+    await input.press('Enter')
+    await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('Weekly planning')
+    await expect
+      .poll(async () => (await playground.persister.getSession(id))?.summary)
+      .toBe('Weekly planning')
+    expect(
+      await page
+        .locator(`[data-testid="session-item"][data-id="${id}"] [data-testid="session-summary"]`)
+        .textContent(),
+    ).toBe('Weekly planning')
+    await page.getByTestId('rename-session').click()
+    await page.getByTestId('rename-input').fill('Not this')
+    await page.getByTestId('rename-input').press('Escape')
+    expect(await page.getByTestId('rename-input').count()).toBe(0)
+    expect(await page.getByTestId('session-title').textContent()).toBe('Weekly planning')
+    // A later send keeps the chosen name.
+    await send(page, 'one more message')
+    await waitForReplyEnd(page)
+    await page.reload()
+    await page.waitForSelector('body[data-ready="true"]')
+    expect(await page.getByTestId('session-title').textContent()).toBe('Weekly planning')
+    expect((await playground.persister.getSession(id))?.summary).toBe('Weekly planning')
+  }, 60_000)
 
   it('switches to a dark theme that stays after a reload', async () => {
     const light = await page.evaluate(

@@ -8,18 +8,8 @@ import type { ContentBlock } from '@agentx/core'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Playground, startPlayground } from '../src/start-playground.js'
+import { CHROMIUM_ARGS, CHROMIUM_PATH, chromiumMissingMessage } from './ensure-chromium.js'
 
-/** The system Chromium; never a downloaded browser. */
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-]
 const OUTPUT_DIR = fileURLToPath(new URL('../test-output/', import.meta.url))
 
 let workspace: string
@@ -72,16 +62,11 @@ async function newSession(): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `The browser tests need Chromium at ${CHROMIUM_PATH}, which is not installed. ` +
-        'Install it with `apt-get install -y chromium` (Debian/Ubuntu; `sudo` if needed), or set CHROMIUM_PATH to a Chromium binary.',
-    )
-  }
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(chromiumMissingMessage())
   workspace = await mkdtemp(join(tmpdir(), 'agentx-playground-e2e-'))
   await mkdir(OUTPUT_DIR, { recursive: true })
   playground = await startServer()
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS })
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS] })
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
   await page.goto(playground.url)
   await page.waitForSelector('body[data-ready="true"]')
@@ -167,6 +152,83 @@ describe('playground in a real browser', () => {
     expect(await links.first().getAttribute('href')).toBe('https://example.com/docs')
     expect(await links.first().getAttribute('rel')).toContain('noopener')
     expect(await page.getByTestId('agent-text').last().textContent()).toContain('[bad](javascript:alert(1))')
+  })
+
+  it('keeps hostile Markdown inert: no script, event handler, javascript: link, style or image gets through', async () => {
+    const payloads = [
+      '<script>window.__pwned = "script"</script>',
+      'inline <script>window.__pwned = "inline"</script> and <img src=x onerror="window.__pwned = \'img\'">',
+      '<div onclick="window.__pwned = 1" style="position:fixed">raw block html</div>',
+      '[plain](javascript:window.__pwned=1) [upper](JAVASCRIPT:window.__pwned=1) [tab](java\tscript:alert(1))',
+      '[entity](&#106;avascript:window.__pwned=1) [spaces]( javascript:alert(1) ) [vb](vbscript:msgbox(1))',
+      '[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==) <javascript:alert(1)>',
+      '[ref link][evil]\n\n[evil]: javascript:window.__pwned=1',
+      '![image](javascript:alert(1)) ![remote](https://example.com/tracker.png "t")',
+      '[title](https://example.com "\\" onmouseover=\\"window.__pwned=1")',
+      '<a href="javascript:alert(1)">raw link</a> <svg onload="window.__pwned=1"></svg> <iframe src="https://example.com"></iframe>',
+      '| a | <b onmouseover="x()">b</b> |\n| --- | --- |\n| <img src=x onerror=alert(1)> | `<script>` |',
+      '```html\n<script>window.__pwned = "code"</script>\n<img src=x onerror="window.__pwned=1">\n```',
+      '```"><img src=x onerror="window.__pwned=1">\ncode with a hostile info string\n```',
+      '```js onload="x"\nconst a = "</code></pre><img src=x onerror=window.__pwned=1>"\n```',
+    ]
+    const report = (await page.evaluate(`(async (payloads) => {
+      const { renderMarkdown } = await import('/markdown.js')
+      const host = document.createElement('div')
+      host.id = 'xss-host'
+      document.body.append(host)
+      for (const payload of payloads) host.append(renderMarkdown(payload))
+      // Let anything that would load or fire have its chance.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      for (const node of host.querySelectorAll('*')) node.dispatchEvent(new MouseEvent('mouseover'))
+      const elements = [...host.querySelectorAll('*')]
+      const result = {
+        pwned: window.__pwned ?? null,
+        tags: [...new Set(elements.map((node) => node.tagName.toLowerCase()))].sort(),
+        handlers: elements.flatMap((node) => [...node.attributes].map((attribute) => attribute.name)).filter((name) => name.startsWith('on') || name === 'style' || name === 'src'),
+        hrefs: [...host.querySelectorAll('[href]')].map((node) => node.getAttribute('href')),
+        text: host.textContent,
+      }
+      host.remove()
+      return result
+    })(${JSON.stringify(payloads)})`)) as {
+      pwned: unknown
+      tags: string[]
+      handlers: string[]
+      hrefs: string[]
+      text: string
+    }
+    expect(report.pwned).toBeNull()
+    expect(report.handlers).toEqual([])
+    for (const tag of report.tags)
+      expect([
+        'a',
+        'blockquote',
+        'br',
+        'button',
+        'code',
+        'div',
+        'em',
+        'li',
+        'ol',
+        'p',
+        'pre',
+        'span',
+        'strong',
+        'table',
+        'tbody',
+        'td',
+        'th',
+        'thead',
+        'tr',
+        'ul',
+      ]).toContain(tag)
+    for (const href of report.hrefs) expect(href).toMatch(/^(https?:|mailto:)/)
+    expect(report.hrefs).toContain('https://example.com/tracker.png')
+    // The markup is shown as text, so the reader sees what the model wrote.
+    expect(report.text).toContain('<script>window.__pwned = "script"</script>')
+    expect(report.text).toContain('<img src=x onerror="window.__pwned = \'img\'">')
+    expect(report.text).toContain('</code></pre><img src=x onerror=window.__pwned=1>')
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined()
   })
 
   it('stops a streaming reply with the Stop button and keeps the partial reply', async () => {
