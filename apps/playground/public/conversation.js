@@ -19,6 +19,8 @@ export class Conversation {
     this.hooks = hooks
     this.session = undefined
     this.agentTools = new Set()
+    /** Structured outputs seen on this page, by the id of the reply they were parsed from. */
+    this.outputs = new Map()
     this.namesAgents = false
     this.toolCards = new Map()
     this.live = undefined
@@ -446,44 +448,17 @@ export class Conversation {
 
   /**
    * The parsed structured output of a send (`SendResult.output`, DESIGN §10.5), under the reply it
-   * was parsed from: the kernel checked it against the schema, so it is shown field by field.
+   * was parsed from: the kernel checked it against the schema, so it is shown field by field. It is
+   * kept by message id, so the reply keeps it when the conversation is drawn again (another tab's
+   * change, a refresh after the run); the kernel does not store it, so a reload shows the JSON only.
    */
   showStructuredOutput(value) {
     const replies = this.root.querySelectorAll('.message.agent')
     const reply = replies[replies.length - 1]
     if (!reply?.view) return
-    reply.querySelector('.structured-output')?.remove()
-    // The panel says more than the tag a stored JSON reply gets (after a reload it is all there is).
-    reply.querySelector('[data-testid="json-output"]')?.remove()
-    const panel = el('section', 'structured-output')
-    panel.dataset.testid = 'structured-output'
-    const head = el('div', 'structured-output-head', 'Structured output')
-    if (this.outputName) head.append(el('span', 'mono', this.outputName))
-    head.append(el('span', 'tag live', '✓ matches the schema'))
-    panel.append(head)
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      const fields = el('dl')
-      for (const [key, field] of Object.entries(value)) {
-        const term = el('dt', '', key)
-        const description = el(
-          'dd',
-          '',
-          typeof field === 'string'
-            ? field
-            : Array.isArray(field) && field.every((item) => typeof item === 'string')
-              ? field.join(', ')
-              : JSON.stringify(field),
-        )
-        description.dataset.field = key
-        fields.append(term, description)
-      }
-      panel.append(fields)
-    } else {
-      panel.append(el('pre', 'tool-result', formatJson(value)))
-    }
-    const footer = reply.view.body.querySelector('.message-footer')
-    if (footer) footer.before(panel)
-    else reply.view.body.append(panel)
+    const entry = { value, name: this.outputName }
+    if (reply.dataset.messageId) this.outputs.set(reply.dataset.messageId, entry)
+    placeOutputPanel(reply.view, entry)
   }
 
   /** The marker element for a profile change seen on a finished reply (no handoff event came first). */
@@ -711,6 +686,44 @@ function fillAgentBubble(conversation, view, message) {
   if (message.usage) footer.append(el('span', 'usage-line', tokens(message.usage)))
   footer.append(conversation.messageActions(message, textOf(message.content)))
   view.body.append(footer)
+  const output = conversation.outputs.get(message.id)
+  if (output) placeOutputPanel(view, output)
+}
+
+/** Puts the structured output panel of `entry` into a reply, in place of the plain JSON tag. */
+function placeOutputPanel(view, entry) {
+  view.body.querySelector('.structured-output')?.remove()
+  // The panel says more than the tag a stored JSON reply gets (after a reload it is all there is).
+  view.body.querySelector('[data-testid="json-output"]')?.remove()
+  const panel = el('section', 'structured-output')
+  panel.dataset.testid = 'structured-output'
+  const head = el('div', 'structured-output-head', 'Structured output')
+  if (entry.name) head.append(el('span', 'mono', entry.name))
+  head.append(el('span', 'tag live', '✓ matches the schema'))
+  panel.append(head)
+  const value = entry.value
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const fields = el('dl')
+    for (const [key, field] of Object.entries(value)) {
+      const description = el(
+        'dd',
+        '',
+        typeof field === 'string'
+          ? field
+          : Array.isArray(field) && field.every((item) => typeof item === 'string')
+            ? field.join(', ')
+            : JSON.stringify(field),
+      )
+      description.dataset.field = key
+      fields.append(el('dt', '', key), description)
+    }
+    panel.append(fields)
+  } else {
+    panel.append(el('pre', 'tool-result', formatJson(value)))
+  }
+  const footer = view.body.querySelector('.message-footer')
+  if (footer) footer.before(panel)
+  else view.body.append(panel)
 }
 
 /** The value of a reply that is one JSON object or array (structured output), else undefined. */

@@ -526,9 +526,17 @@ describe('every capability, toured with the offline demo provider', () => {
     expect(await panel.textContent()).toContain('weather_report')
     expect(await panel.locator('dd[data-field="city"]').textContent()).toBe('Paris')
     expect(await panel.locator('dd[data-field="advice"]').textContent()).toBe('wear sunglasses, drink water')
+    // Drawn again (a reply started elsewhere is picked up and the conversation redrawn), the reply keeps it.
+    await sendViaApi(id, 'hello from elsewhere')
+    await expect
+      .poll(() => page.getByTestId('user-message').locator('.bubble').allTextContents(), { timeout: 15_000 })
+      .toContain('hello from elsewhere')
+    await waitForReplyEnd(page)
+    expect(await page.getByTestId('structured-output').count()).toBe(1)
+    expect(await panel.locator('dd[data-field="city"]').textContent()).toBe('Paris')
     // The reply itself is the JSON, shown as a JSON code block.
     expect(
-      JSON.parse((await page.getByTestId('agent-message').last().locator('pre code').textContent()) ?? ''),
+      JSON.parse((await page.getByTestId('agent-message').first().locator('pre code').textContent()) ?? ''),
     ).toEqual({
       city: 'Paris',
       temperatureC: 21,
