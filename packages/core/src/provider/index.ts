@@ -1,5 +1,5 @@
 // @agentx/core/provider: the shared toolkit of streaming adapters (first-party and third-party).
-// See docs/decisions/0002-shared-provider-toolkit.md for why it lives here.
+// See docs/decisions/0003-shared-provider-toolkit.md for why it lives here.
 
 export {
   blocksOf,
