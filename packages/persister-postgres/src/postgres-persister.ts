@@ -88,11 +88,11 @@ export interface PostgresPersisterOptions {
   /** Most `saveMessage` calls written in one statement. Default is `1000`. */
   maxBatchSize?: number
   /**
-   * Most write statements in flight at once on connections of the pool, each on its own connection:
-   * the writes of a persister given a `pool`, and those of a persister with a `connectionString`
-   * while its write connection (see {@link PostgresPersister}) is being reopened. Batches run beside
-   * each other only when they touch different rows, so every call keeps the outcome it has in call
-   * order. Default is `2`.
+   * How many write statements the server runs at once. With a `connectionString`, the number of
+   * write connections the persister opens beside its pool, each pipelined (see
+   * {@link PostgresPersister}); with a `pool`, the most statements in flight on its connections,
+   * each on its own. Batches run beside each other only when they touch different rows, so every
+   * call keeps the outcome it has in call order. Default is `2`.
    */
   writeConcurrency?: number
   /** Receives a warning for each retried statement. Default is none. */
@@ -112,9 +112,9 @@ interface PlannedStep {
 
 /** A step being written. */
 interface RunningStep extends WriteStep {
-  /** Whether it was sent on the write connection (else on a pool connection). */
-  readonly onWriteConnection: boolean
-  /** Steps on the write connection, sent before it, that upsert a session it writes messages into. */
+  /** The write connection it was sent on (an index of the persister's lanes), or `-1` for the pool. */
+  readonly lane: number
+  /** Steps sent before it on its lane that upsert a session it writes messages into. */
   readonly after: readonly RunningStep[]
   /** Resolves when the step has finished and its calls have settled. */
   readonly finished: Promise<void>
@@ -122,11 +122,11 @@ interface RunningStep extends WriteStep {
 }
 
 /**
- * Most statements in flight at once on the write connection. They are written to the socket when
- * sent, so this bounds what a burst keeps in the connection's buffers (at the default batch size
- * of 1,000 messages of ~1 KB: 8 MB) beside the rows still queued.
+ * Most statements in flight at once on one write connection. They are written to the socket when
+ * sent, so this bounds what a burst keeps in the connections' buffers (at the default batch size
+ * of 1,000 messages of ~1 KB: 4 MB per connection) beside the rows still queued.
  */
-const PIPELINE_DEPTH = 8
+const PIPELINE_DEPTH = 4
 
 /** 1–63 ASCII letters, digits, `_`, `$` or `-`; always quoted in SQL, so case and `-` are kept. */
 const SCHEMA_NAME = /^[A-Za-z0-9_$-]{1,63}$/
@@ -147,11 +147,12 @@ const DEFAULT_RETRY: Required<RetryOptions> = { maxRetries: 8, initialDelayMs: 1
  * it, so it sees them, and runs beside later writes on another connection. A statement whose
  * connection is lost is retried on a new one (see {@link PostgresPersisterOptions.retry}).
  *
- * With a `connectionString`, upserts go over one connection of their own (one more than
- * `poolSize`) in pg's pipeline mode: a batch is sent as soon as it is full — also in the middle of
- * a burst issued in one synchronous loop — and up to 8 statements are in flight, which the server
- * runs in order without waiting for a round trip in between. Deletes, reads and leases use the
- * pool. A persister given a `pool` writes through that pool only.
+ * With a `connectionString`, upserts go over connections of their own (`writeConcurrency` of them,
+ * beside the `poolSize` of the pool) in pg's pipeline mode: a batch is sent as soon as no later
+ * call can join it — also in the middle of a burst issued in one synchronous loop, so that the
+ * server works while the application is still encoding — and up to 4 statements are in flight on
+ * each, which the server runs in order without a round trip in between. Deletes, reads and leases
+ * use the pool. A persister given a `pool` writes through that pool only.
  *
  * @example
  * ```ts
@@ -174,7 +175,10 @@ export class PostgresPersister implements AgentPersister {
   /** Whether the schema is migrated (so steps may start synchronously). */
   #isReady = false
   readonly #writeConcurrency: number
-  readonly #writeConnection: WriteConnection | undefined
+  /** The write connections (lanes); none for a pool passed in. */
+  readonly #lanes: readonly WriteConnection[]
+  /** Steps in flight on each lane. */
+  readonly #laneLoad: number[]
   /** Queued write calls in call order; `#queue[#head]` is the oldest not yet started. */
   #queue: WriteJob[] = []
   #head = 0
@@ -183,7 +187,8 @@ export class PostgresPersister implements AgentPersister {
   /** The steps being written, oldest first. */
   readonly #running: RunningStep[] = []
   readonly #footprint = new RunningFootprint()
-  #onWriteConnection = 0
+  /** Steps in flight on the pool. */
+  #onPool = 0
   /** Resolves when nothing is queued or running; `undefined` while idle. */
   #idle: { promise: Promise<void>; resolve: () => void } | undefined
   #kickScheduled = false
@@ -245,10 +250,15 @@ export class PostgresPersister implements AgentPersister {
       logger: options.logger,
     })
     this.server = `${handle.server}, schema ${schema}`
-    this.#writeConnection =
-      handle.createWriteClient === undefined
-        ? undefined
-        : new WriteConnection(handle.createWriteClient, this.server, this.#logger)
+    const createWriteClient = handle.createWriteClient
+    this.#lanes =
+      createWriteClient === undefined
+        ? []
+        : Array.from(
+            { length: this.#writeConcurrency },
+            () => new WriteConnection(createWriteClient, this.server, this.#logger),
+          )
+    this.#laneLoad = this.#lanes.map(() => 0)
     this.#kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.dialectPool }) })
     this.#statements = new PostgresStatements(this.#kysely, schema)
   }
@@ -459,7 +469,7 @@ export class PostgresPersister implements AgentPersister {
     this.#closing ??= (async () => {
       while (this.#idle) await this.#idle.promise
       while (this.#reads.size > 0) await Promise.allSettled([...this.#reads])
-      await this.#writeConnection?.close()
+      await Promise.all(this.#lanes.map((lane) => lane.close()))
       await this.#kysely.destroy()
     })()
     return this.#closing
@@ -525,7 +535,8 @@ export class PostgresPersister implements AgentPersister {
     return new Promise<T>((resolve, reject) => {
       try {
         this.#assertOpen()
-        const job = build({ resolve: (value) => resolve(value as T), reject, index: this.#nextIndex })
+        // `resolve` as is: a queued call keeps no closure of its own beyond the promise's.
+        const job = build({ resolve: resolve as (value: unknown) => void, reject, index: this.#nextIndex })
         this.#queue.push(job)
         this.#nextIndex++
         this.#idle ??= withResolvers()
@@ -566,46 +577,51 @@ export class PostgresPersister implements AgentPersister {
         return
       }
     }
-    if (this.#writeConnection !== undefined && !this.#writeConnection.isOpen)
-      void this.#writeConnection.open()
+    for (const lane of this.#lanes) if (!lane.isOpen) void lane.open()
     this.#pump(false)
   }
 
   /**
-   * Starts queued steps in call order while they can start: fewer than `PIPELINE_DEPTH` steps on
-   * the write connection (or `writeConcurrency` on the pool) and the step can run beside each
-   * running one (see {@link RunningFootprint}). With `completeOnly`, only a step that no later
-   * call can join is started (the rest of a burst may still be being issued).
+   * Starts queued steps in call order while they can start: an upsert step on the open write
+   * connection with the fewest statements in flight (fewer than `PIPELINE_DEPTH`) that admits it,
+   * or — a task, or while no write connection is open — on the pool (fewer than
+   * `writeConcurrency`), and only if it can run beside every running step (see
+   * {@link RunningFootprint}). With `completeOnly`, only a step that no later call can join is
+   * started (the rest of a burst may still be being issued).
    */
   #pump(completeOnly: boolean): void {
     if (!this.#isReady) return
     while (this.#head < this.#queue.length) {
-      // Where the head would go, and whether there is room there, before planning it.
-      const onWriteConnection =
-        this.#queue[this.#head]!.kind !== 'task' && this.#writeConnection?.isOpen === true
-      const inFlight = onWriteConnection
-        ? this.#onWriteConnection
-        : this.#running.length - this.#onWriteConnection
-      if (inFlight >= (onWriteConnection ? PIPELINE_DEPTH : this.#writeConcurrency)) break
+      // Where the head may go, and whether there is room there, before planning it.
+      const lanes = this.#queue[this.#head]!.kind === 'task' ? [] : this.#lanesWithRoom()
+      if (lanes === undefined || (lanes.length === 0 && this.#onPool >= this.#writeConcurrency)) break
       const planned = this.#planHead()
       if (completeOnly && !planned.complete) break
       const { step } = planned
-      if (!this.#footprint.admits(step, onWriteConnection)) break
+      const lane =
+        lanes.length === 0
+          ? this.#footprint.admits(step, -1)
+            ? -1
+            : undefined
+          : lanes.find((candidate) => this.#footprint.admits(step, candidate))
+      if (lane === undefined) break
       this.#head += step.jobs.length
       this.#planned = undefined
       const { promise: finished, resolve: finish } = withResolvers()
       const running: RunningStep = {
         ...step,
-        onWriteConnection,
-        after: onWriteConnection
-          ? this.#running.filter((earlier) => earlier.onWriteConnection && dependsOnSessionOf(step, earlier))
-          : [],
+        lane,
+        after:
+          lane < 0
+            ? []
+            : this.#running.filter((earlier) => earlier.lane === lane && dependsOnSessionOf(step, earlier)),
         finished,
         finish,
       }
       this.#running.push(running)
-      this.#footprint.add(running, onWriteConnection)
-      if (onWriteConnection) this.#onWriteConnection++
+      this.#footprint.add(running, lane)
+      if (lane < 0) this.#onPool++
+      else this.#laneLoad[lane]!++
       void this.#runStep(running).then(
         (outcomes) => this.#finishStep(running, outcomes),
         (error: unknown) => {
@@ -627,6 +643,22 @@ export class PostgresPersister implements AgentPersister {
       this.#head = 0
       this.#planned = undefined
     }
+  }
+
+  /**
+   * The open write connections with room for a statement, least loaded first; `[]` when none is
+   * open (then the pool is used), `undefined` when some are open but all are full.
+   */
+  #lanesWithRoom(): number[] | undefined {
+    const open: number[] = []
+    let full = false
+    for (let lane = 0; lane < this.#lanes.length; lane++) {
+      if (!this.#lanes[lane]!.isOpen) continue
+      if (this.#laneLoad[lane]! < PIPELINE_DEPTH) open.push(lane)
+      else full = true
+    }
+    if (open.length === 0) return full ? undefined : []
+    return open.sort((a, b) => this.#laneLoad[a]! - this.#laneLoad[b]!)
   }
 
   /**
@@ -678,8 +710,9 @@ export class PostgresPersister implements AgentPersister {
 
   #finishStep(step: RunningStep, outcomes: Outcome[]): void {
     this.#running.splice(this.#running.indexOf(step), 1)
-    this.#footprint.remove(step, step.onWriteConnection)
-    if (step.onWriteConnection) this.#onWriteConnection--
+    this.#footprint.remove(step, step.lane)
+    if (step.lane < 0) this.#onPool--
+    else this.#laneLoad[step.lane]!--
     // Jobs settle together once the whole step is done, so a read issued after any of them also
     // sees the others.
     for (const { job, error, value } of outcomes) {
@@ -699,10 +732,10 @@ export class PostgresPersister implements AgentPersister {
     idle?.resolve()
   }
 
-  /** Runs `query` on the write connection when the step was sent there and it is open, else on the pool. */
+  /** Runs `query` on the step's write connection while it is open, else on the pool. */
   #execute(step: RunningStep, query: CompiledQuery): Promise<unknown> {
-    const connection = this.#writeConnection
-    if (step.onWriteConnection && connection?.isOpen) return connection.submit(query)
+    const lane = step.lane < 0 ? undefined : this.#lanes[step.lane]
+    if (lane?.isOpen) return lane.submit(query)
     return this.#statements.execute(query)
   }
 
@@ -825,7 +858,7 @@ export class PostgresPersister implements AgentPersister {
       runMigrations(this.#kysely, this.schema, POSTGRES_MIGRATIONS),
     ).then(
       async () => {
-        await this.#writeConnection?.open()
+        await Promise.all(this.#lanes.map((lane) => lane.open()))
         this.#isReady = true
       },
       (error: unknown) => {

@@ -73,19 +73,27 @@ async function seqs(schema: string, sessionId: string): Promise<number[]> {
 
 describe('PostgreSQL write connection (pipelined writes)', () => {
   it('sends the session and the first batches of a burst behind it while the burst is still being issued in one synchronous loop', async () => {
-    const store = persister({ maxBatchSize: 100 })
+    const store = persister({ maxBatchSize: 100, writeConcurrency: 2 })
     await store.getSession('warm-up')
     const sent = recordUpserts()
     // One synchronous loop: a session save, then 2 000 messages of that session.
     const created = store.saveSession(session('t'))
     const burst = Array.from({ length: 2000 }, (_, seq) => store.saveMessage('t', message('t', seq)))
-    // Before the loop gave the event loop a turn: the full batches went out as they filled, up to
-    // eight statements in flight (the session's upsert and seven batches, sent behind it on the
-    // same connection); the rest of the burst waits in the queue.
-    expect(sent).toEqual(['session', ...Array.from({ length: 7 }, () => 'messages')])
+    // Before the loop gave the event loop a turn, the session's upsert went out as soon as the
+    // first message was queued, and the full batches as they filled: behind the session on its
+    // connection (the server creates the session first), up to four statements in flight there.
+    // The rest of the burst waits in the queue.
+    expect(sent).toEqual(['session', 'messages', 'messages', 'messages'])
     await Promise.all([created, ...burst])
     expect(sent.filter((kind) => kind === 'messages')).toHaveLength(20)
     expect(await seqs(store.schema, 't')).toEqual(Array.from({ length: 2000 }, (_, seq) => seq))
+
+    // Into an existing session, the batches fill both write connections, four on each.
+    sent.length = 0
+    const more = Array.from({ length: 2000 }, (_, seq) => store.saveMessage('t', message('t', 2000 + seq)))
+    expect(sent).toEqual(Array.from({ length: 8 }, () => 'messages'))
+    await Promise.all(more)
+    expect(await seqs(store.schema, 't')).toEqual(Array.from({ length: 4000 }, (_, seq) => seq))
   })
 
   it('writes messages sent behind their session again once a failed upsert of that session succeeds, as in call order', async () => {
@@ -116,7 +124,7 @@ create trigger fail_once before insert on "${store.schema}".sessions for each ro
     expect(sent.filter((kind) => kind === 'messages').length).toBeGreaterThan(4)
   })
 
-  it('opens exactly one connection beside its pool, and none beside a pool it was given', async () => {
+  it('opens writeConcurrency connections beside its pool, and none beside a pool it was given', async () => {
     const applicationName = `agentx-write-connection-${process.pid}`
     const connections = async () => {
       const { rows } = await admin.query(
@@ -125,11 +133,11 @@ create trigger fail_once before insert on "${store.schema}".sessions for each ro
       )
       return (rows[0] as { count: number }).count
     }
-    const own = persister({ applicationName, poolSize: 1 })
+    const own = persister({ applicationName, poolSize: 1, writeConcurrency: 2 })
     await own.saveSession(session('a'))
     await Promise.all(Array.from({ length: 300 }, (_, seq) => own.saveMessage('a', message('a', seq))))
     expect(await own.getMessages('a', { limit: 1 })).toHaveLength(1)
-    expect(await connections()).toBe(2)
+    expect(await connections()).toBe(3)
     await own.close()
     // A backend leaves pg_stat_activity a moment after its client has gone.
     for (let attempt = 0; attempt < 100 && (await connections()) > 0; attempt++) {

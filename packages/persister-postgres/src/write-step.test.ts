@@ -1,7 +1,8 @@
 import type { AgentPersister, AnyMessage, SessionData } from '@agentx/core'
 import { InMemoryPersister } from '@agentx/core'
+import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { adminPool, dropSchema, testPersister } from '../test/test-database.js'
+import { adminPool, dropSchema, TEST_DATABASE_URL, testPersister } from '../test/test-database.js'
 
 const admin = adminPool()
 afterAll(() => admin.end())
@@ -75,24 +76,37 @@ async function contents(persister: AgentPersister): Promise<unknown> {
 }
 
 describe('batched, concurrent writes', () => {
-  it('give every call the outcome it has in call order, like the in-memory reference persister', async () => {
-    const codes = new Set<string>()
-    for (const seed of [1, 2, 3]) {
-      const list = operations(400, seed)
-      const reference = new InMemoryPersister()
-      const store = testPersister({ maxBatchSize: 7, writeConcurrency: 3, poolSize: 4 })
-      try {
-        const expected = await outcomes(reference, list)
-        const actual = await outcomes(store, list)
-        expect(actual).toEqual(expected)
-        expect(await contents(store)).toEqual(await contents(reference))
-        for (const outcome of expected) codes.add((outcome as { error?: string }).error ?? 'ok')
-      } finally {
-        await store.close()
-        await dropSchema(admin, store.schema)
+  it.each([
+    ['pipelined on three write connections', false],
+    ['on the connections of a pool it was given', true],
+  ])(
+    'give every call the outcome it has in call order, like the in-memory reference persister (%s)',
+    async (_, shared) => {
+      const codes = new Set<string>()
+      for (const seed of [1, 2, 3]) {
+        const list = operations(400, seed)
+        const reference = new InMemoryPersister()
+        const pool = shared ? new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 }) : undefined
+        const store = testPersister({
+          maxBatchSize: 7,
+          writeConcurrency: 3,
+          poolSize: 4,
+          ...(pool ? { pool } : {}),
+        })
+        try {
+          const expected = await outcomes(reference, list)
+          const actual = await outcomes(store, list)
+          expect(actual).toEqual(expected)
+          expect(await contents(store)).toEqual(await contents(reference))
+          for (const outcome of expected) codes.add((outcome as { error?: string }).error ?? 'ok')
+        } finally {
+          await store.close()
+          await dropSchema(admin, store.schema)
+          await pool?.end()
+        }
       }
-    }
-    // The sequences exercised the interesting outcomes.
-    expect([...codes].sort()).toEqual(['CONFLICT', 'NOT_FOUND', 'ok'])
-  })
+      // The sequences exercised the interesting outcomes.
+      expect([...codes].sort()).toEqual(['CONFLICT', 'NOT_FOUND', 'ok'])
+    },
+  )
 })

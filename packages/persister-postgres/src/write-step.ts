@@ -91,11 +91,12 @@ export function joinStep(step: WriteStep, job: WriteJob, maxSize: number): boole
  * it nor any of them is a task (deletes), they touch no common message id or seq, and none of them
  * upserts a session that another writes messages into or upserts too.
  *
- * One exception for steps on one pipelined connection, where the server runs a step only after
- * the steps sent before it: such a step may write messages into a session that an earlier one on
- * that connection upserts, since the server creates the session first. If the earlier step fails
- * and the messages then find no session, the persister waits for it to settle and writes the
- * messages again (see `PostgresPersister`), so they get the outcome they have in call order.
+ * One exception for steps on one pipelined connection (a *lane*), where the server runs a step
+ * only after the steps sent before it on that connection: such a step may write messages into a
+ * session that earlier steps on the same lane upsert, since the server creates the session first.
+ * If an earlier step fails and the messages then find no session, the persister waits for it to
+ * settle and writes the messages again (see `PostgresPersister`), so they get the outcome they
+ * have in call order.
  *
  * One case is out of sight: a message re-saved with a *different* seq frees its old seq, which a
  * concurrent step could then take. The kernel never moves a message to another seq.
@@ -106,33 +107,34 @@ export class RunningFootprint {
   readonly #seqKeys = new Map<string, number>()
   readonly #messageSessions = new Map<string, number>()
   readonly #sessionIds = new Map<string, number>()
-  /** The sessions upserted by steps on the pipelined connection (a subset of `#sessionIds`). */
-  readonly #orderedSessionIds = new Map<string, number>()
+  /** The sessions upserted by the steps of each lane (each a part of `#sessionIds`). */
+  readonly #laneSessionIds = new Map<number, Map<string, number>>()
 
-  /** Whether `step` may start now, on the pipelined connection (`ordered`) or not. */
-  admits(step: WriteStep, ordered: boolean): boolean {
+  /** Whether `step` may start now on `lane` (a pipelined connection), or on the pool (`-1`). */
+  admits(step: WriteStep, lane: number): boolean {
     if (step.isTask) return this.#tasks === 0 && this.#sessionIds.size === 0 && this.#messageKeys.size === 0
     if (this.#tasks > 0) return false
     if (!isDisjoint(step.messageKeys, this.#messageKeys)) return false
     if (!isDisjoint(step.seqKeys, this.#seqKeys)) return false
     if (!isDisjoint(step.sessionIds, this.#sessionIds)) return false
     if (!isDisjoint(step.sessionIds, this.#messageSessions)) return false
+    const onLane = this.#laneSessionIds.get(lane)
     for (const session of step.messageSessions) {
-      const upserts = this.#sessionIds.get(session) ?? 0
-      if (upserts > (ordered ? (this.#orderedSessionIds.get(session) ?? 0) : 0)) return false
+      const upserts = this.#sessionIds.get(session)
+      if (upserts !== undefined && upserts !== onLane?.get(session)) return false
     }
     return true
   }
 
-  add(step: WriteStep, ordered: boolean): void {
-    this.#count(step, ordered, 1)
+  add(step: WriteStep, lane: number): void {
+    this.#count(step, lane, 1)
   }
 
-  remove(step: WriteStep, ordered: boolean): void {
-    this.#count(step, ordered, -1)
+  remove(step: WriteStep, lane: number): void {
+    this.#count(step, lane, -1)
   }
 
-  #count(step: WriteStep, ordered: boolean, delta: 1 | -1): void {
+  #count(step: WriteStep, lane: number, delta: 1 | -1): void {
     if (step.isTask) {
       this.#tasks += delta
       return
@@ -141,7 +143,13 @@ export class RunningFootprint {
     countAll(this.#seqKeys, step.seqKeys, delta)
     countAll(this.#messageSessions, step.messageSessions, delta)
     countAll(this.#sessionIds, step.sessionIds, delta)
-    if (ordered) countAll(this.#orderedSessionIds, step.sessionIds, delta)
+    if (lane < 0) return
+    let onLane = this.#laneSessionIds.get(lane)
+    if (onLane === undefined) {
+      onLane = new Map()
+      this.#laneSessionIds.set(lane, onLane)
+    }
+    countAll(onLane, step.sessionIds, delta)
   }
 }
 
