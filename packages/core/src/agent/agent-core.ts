@@ -290,6 +290,7 @@ export class AgentCore implements Agent {
         ...(config.sessionCache === undefined ? {} : { cache: config.sessionCache }),
         isClosed: () => shared.closed,
         onEvent: (event, session, sessionScope) => {
+          if (shared.listeners.size === 0) return
           for (const { listener, scope: listenerScope } of shared.listeners) {
             if (!isInScope(listenerScope, sessionScope)) continue
             try {

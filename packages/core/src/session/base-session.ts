@@ -206,11 +206,7 @@ export class BaseSession implements Session {
   }
 
   subscribe(listener: SessionListener): () => void {
-    const listeners = this.#core.listeners
-    listeners.add(listener)
-    return () => {
-      listeners.delete(listener)
-    }
+    return this.#core.subscribe(listener)
   }
 
   /** Resolves when no send is running (used by `agent.close()` after aborting). Never rejects. */
@@ -266,7 +262,7 @@ export class BaseSession implements Session {
     await this.persister?.deleteSession(this.id)
     core.setState('deleted')
     core.history.clear()
-    core.listeners.clear()
+    core.clearListeners()
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { AnyMessage, ContentBlock, StopReason, ToolUseBlock } from '../contracts/messages.js'
+import { TextBuffer } from '../util/text-buffer.js'
 import { uuidv7 } from '../util/uuid-v7.js'
 
 /**
@@ -9,8 +10,10 @@ import { uuidv7 } from '../util/uuid-v7.js'
 export class PartialResponse {
   readonly id: string = uuidv7()
   readonly seq: number
-  text = ''
-  thinking = ''
+  /** The reply's text so far (appended delta by delta). */
+  readonly text: TextBuffer = new TextBuffer()
+  /** The reply's thinking so far. */
+  readonly thinking: TextBuffer = new TextBuffer()
   readonly toolCalls: ToolUseBlock[] = []
   /** Whether any event arrived (a retry is only allowed before the first one). */
   yielded = false
@@ -26,14 +29,16 @@ export class PartialResponse {
 
   /** Whether it has anything worth keeping. */
   get isEmpty(): boolean {
-    return !this.checkpointed && this.text === '' && this.thinking === '' && this.toolCalls.length === 0
+    return (
+      !this.checkpointed && this.text.length === 0 && this.thinking.length === 0 && this.toolCalls.length === 0
+    )
   }
 
   /** The content so far: thinking, text, then tool calls. */
   content(): ContentBlock[] {
     const content: ContentBlock[] = []
-    if (this.thinking !== '') content.push({ type: 'thinking', text: this.thinking })
-    if (this.text !== '') content.push({ type: 'text', text: this.text })
+    if (this.thinking.length > 0) content.push({ type: 'thinking', text: this.thinking.toString() })
+    if (this.text.length > 0) content.push({ type: 'text', text: this.text.toString() })
     for (const call of this.toolCalls) content.push(call)
     return content
   }

@@ -122,8 +122,12 @@ async function streamResponse(
   return { message, usage: state.usage }
 }
 
-/** The per-event loop: the hot path. Allocates nothing per event beyond what the event carries. */
-async function consume(
+/**
+ * The per-event loop: the hot path. Allocates nothing per event beyond what the event carries, and
+ * is written as promise callbacks rather than an `async` loop: resuming an async function per event
+ * cost about a tenth of the whole per-event time.
+ */
+function consume(
   context: ModelRequestContext,
   iterator: AsyncIterator<AdapterMessage>,
   partial: PartialResponse,
@@ -135,56 +139,91 @@ async function consume(
   // events (bursts that never yield to the timer): no clock call per event.
   let count = 0
   const clock = new CheckpointClock(checkpointIntervalMs)
-  try {
-    for (;;) {
-      const next = await iterator.next()
+  return new Promise<Final | undefined>((resolve, reject) => {
+    const fail = (error: unknown): void => {
+      clock.stop()
+      reject(error)
+    }
+    const pull = (): void => {
+      try {
+        iterator.next().then(onNext, fail)
+      } catch (error) {
+        fail(error)
+      }
+    }
+    const afterCheckpoint = (): void => {
+      clock.restart()
+      if (sink?.full) waitForConsumer(context, sink, partial).then(pull, fail)
+      else pull()
+    }
+    const onNext = (next: IteratorResult<AdapterMessage>): void => {
       // Aborted while waiting: the request already settled; touch nothing.
-      if (signal.aborted) return undefined
+      if (signal.aborted) {
+        clock.stop()
+        resolve(undefined)
+        return
+      }
       if (next.done === true) {
         state.finished = true
-        return final
+        clock.stop()
+        resolve(final)
+        return
       }
-      const event = next.value
-      partial.yielded = true
-      const providerSessionId = context.extractSessionId(event)
-      if (providerSessionId !== undefined) context.onProviderSessionId(providerSessionId)
-      switch (event.type) {
-        case 'text-delta':
-          partial.text += event.text
-          // The adapter's event has the session event's shape: shown as is, no copy per chunk.
-          emit(event)
-          break
-        case 'thinking-delta':
-          partial.thinking += event.text
-          emit(event)
-          break
-        case 'tool-call':
-          partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input })
-          emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
-          break
-        case 'usage':
-          state.usage = state.usage ? addUsage(state.usage, event.usage) : { ...event.usage }
-          context.onUsage(event.usage)
-          emit({ type: 'usage', usage: event.usage })
-          break
-        case 'message':
-          final = { content: event.content, stopReason: event.stopReason }
-          break
-        default:
-          break
+      try {
+        final = handle(context, next.value, partial, state) ?? final
+      } catch (error) {
+        fail(error)
+        return
       }
       if (
         final === undefined &&
         (clock.maybeDue || (++count & 255) === 0) &&
         partial.checkpointDue(checkpointIntervalMs)
       ) {
-        await context.saveCheckpoint(partial.checkpoint(context.sessionId))
-        clock.restart()
+        context.saveCheckpoint(partial.checkpoint(context.sessionId)).then(afterCheckpoint, fail)
+      } else if (sink?.full) {
+        waitForConsumer(context, sink, partial).then(pull, fail)
+      } else {
+        pull()
       }
-      if (sink?.full) await waitForConsumer(context, sink, partial)
     }
-  } finally {
-    clock.stop()
+    pull()
+  })
+
+  /** Takes in one adapter event; returns the final content when it is the `message` event. */
+  function handle(
+    context: ModelRequestContext,
+    event: AdapterMessage,
+    partial: PartialResponse,
+    state: { usage: TokenUsage | undefined },
+  ): Final | undefined {
+    partial.yielded = true
+    const providerSessionId = context.extractSessionId(event)
+    if (providerSessionId !== undefined) context.onProviderSessionId(providerSessionId)
+    switch (event.type) {
+      case 'text-delta':
+        partial.text.append(event.text)
+        // The adapter's event has the session event's shape: shown as is, no copy per chunk.
+        emit(event)
+        return undefined
+      case 'thinking-delta':
+        partial.thinking.append(event.text)
+        emit(event)
+        return undefined
+      case 'tool-call':
+        partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input })
+        emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
+        return undefined
+      case 'usage':
+        state.usage = state.usage ? addUsage(state.usage, event.usage) : { ...event.usage }
+        context.onUsage(event.usage)
+        emit({ type: 'usage', usage: event.usage })
+        return undefined
+      case 'message':
+        return { content: event.content, stopReason: event.stopReason }
+      default:
+        return undefined
+    }
   }
 }
 

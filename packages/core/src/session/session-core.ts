@@ -47,7 +47,8 @@ export class SessionCore {
   readonly isClosed: () => boolean
   /** Opens a session object through the agent (its cache), for `fork()`. */
   readonly openSession: SessionInit['openSession']
-  readonly listeners: Set<SessionListener> = new Set()
+  /** Replaced, never mutated, on (un)subscribe: emitting walks a plain array, no iterator per event. */
+  #listeners: readonly SessionListener[] = []
   data: SessionData
   usage: TokenUsage
   /**
@@ -160,9 +161,22 @@ export class SessionCore {
     emit({ type: 'state', state: next, previous })
   }
 
+  /** Adds a listener (once, however often it is given); returns its removal. */
+  subscribe(listener: SessionListener): () => void {
+    if (!this.#listeners.includes(listener)) this.#listeners = [...this.#listeners, listener]
+    return () => {
+      this.#listeners = this.#listeners.filter((other) => other !== listener)
+    }
+  }
+
+  clearListeners(): void {
+    this.#listeners = []
+  }
+
   emit(event: SessionEvent): void {
-    if (this.listeners.size === 0) return
-    for (const listener of this.listeners) {
+    const listeners = this.#listeners
+    for (let i = 0; i < listeners.length; i++) {
+      const listener = listeners[i] as SessionListener
       try {
         listener(event)
       } catch (error) {

@@ -6,14 +6,17 @@ const LOW_WATER = 256
 /**
  * A push-to-pull bridge with backpressure: one producer `push`es, one consumer iterates.
  *
- * Dequeueing is O(1) (a head index into the buffer, compacted now and then), so a consumer that
- * falls behind never makes the stream quadratic. The producer checks {@link EventStream.full} and
- * awaits {@link EventStream.drained} to keep the buffer bounded. `return()` on the iterator (an
- * early `break`) calls `onCancel` so the producer can stop.
+ * The buffer is a ring (O(1) push and dequeue, no array shifting or reallocation while the
+ * producer respects {@link EventStream.full}), so a consumer that falls behind never makes the
+ * stream quadratic. The producer checks {@link EventStream.full} and awaits
+ * {@link EventStream.drained} to keep the buffer bounded. The stream is its own iterator (one
+ * consumer); `return()` (an early `break`) calls `onCancel` so the producer can stop.
  */
-export class EventStream<T> implements AsyncIterable<T> {
-  #buffer: T[] = []
+export class EventStream<T> implements AsyncIterableIterator<T> {
+  /** Ring storage; its length is a power of two. */
+  #ring: Array<T | undefined> = new Array(2 * HIGH_WATER)
   #head = 0
+  #size = 0
   #waiting: ((result: IteratorResult<T>) => void) | undefined
   #failWaiting: ((error: unknown) => void) | undefined
   #drained: (() => void) | undefined
@@ -27,12 +30,12 @@ export class EventStream<T> implements AsyncIterable<T> {
 
   /** Events pushed and not yet taken by the consumer. */
   get backlog(): number {
-    return this.#buffer.length - this.#head
+    return this.#size
   }
 
   /** Whether the producer should wait for {@link EventStream.drained} before pushing more. */
   get full(): boolean {
-    return this.#buffer.length - this.#head >= HIGH_WATER
+    return this.#size >= HIGH_WATER
   }
 
   push(value: T): void {
@@ -42,14 +45,16 @@ export class EventStream<T> implements AsyncIterable<T> {
       this.#waiting = undefined
       this.#failWaiting = undefined
       resolve({ value, done: false })
-    } else {
-      this.#buffer.push(value)
+      return
     }
+    if (this.#size === this.#ring.length) this.#grow()
+    this.#ring[(this.#head + this.#size) & (this.#ring.length - 1)] = value
+    this.#size += 1
   }
 
   /** Resolves when the consumer has taken the buffer down to the low-water mark, or stopped. */
   drained(): Promise<void> {
-    if (this.#ended || this.backlog <= LOW_WATER) return Promise.resolve()
+    if (this.#ended || this.#size <= LOW_WATER) return Promise.resolve()
     return new Promise((resolve) => {
       this.#drained = resolve
     })
@@ -64,20 +69,55 @@ export class EventStream<T> implements AsyncIterable<T> {
     if (this.#waiting !== undefined) this.#settleWaiting()
   }
 
-  #take(): T {
-    const value = this.#buffer[this.#head] as T
-    this.#buffer[this.#head] = undefined as T
-    this.#head += 1
-    if (this.#head === this.#buffer.length) {
-      // Caught up: reuse the array (its capacity stays) instead of allocating a new one.
-      this.#buffer.length = 0
-      this.#head = 0
-    } else if (this.#head >= 4096 && this.#head * 2 >= this.#buffer.length) {
-      this.#buffer = this.#buffer.slice(this.#head)
-      this.#head = 0
+  next(): Promise<IteratorResult<T>> {
+    if (this.#size > 0) return Promise.resolve({ value: this.#take(), done: false })
+    if (this.#ended) {
+      if (this.#error !== undefined) {
+        const { error } = this.#error
+        this.#error = undefined
+        return Promise.reject(error)
+      }
+      return Promise.resolve({ value: undefined, done: true })
     }
-    if (this.#drained !== undefined && this.backlog <= LOW_WATER) this.#releaseProducer()
+    return new Promise<IteratorResult<T>>((resolve, reject) => {
+      this.#waiting = resolve
+      this.#failWaiting = reject
+    })
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    if (!this.#ended) {
+      this.#ended = true
+      this.#ring = new Array(1)
+      this.#head = 0
+      this.#size = 0
+      this.#releaseProducer()
+      this.#onCancel?.()
+    }
+    return Promise.resolve({ value: undefined, done: true })
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  #take(): T {
+    const ring = this.#ring
+    const value = ring[this.#head] as T
+    ring[this.#head] = undefined
+    this.#head = (this.#head + 1) & (ring.length - 1)
+    this.#size -= 1
+    if (this.#drained !== undefined && this.#size <= LOW_WATER) this.#releaseProducer()
     return value
+  }
+
+  /** Doubles the ring (only when a producer pushes past the high-water mark without waiting). */
+  #grow(): void {
+    const ring = this.#ring
+    const grown: Array<T | undefined> = new Array(ring.length * 2)
+    for (let i = 0; i < this.#size; i++) grown[i] = ring[(this.#head + i) & (ring.length - 1)]
+    this.#ring = grown
+    this.#head = 0
   }
 
   #releaseProducer(): void {
@@ -97,36 +137,6 @@ export class EventStream<T> implements AsyncIterable<T> {
       reject(error)
     } else {
       resolve?.({ value: undefined, done: true })
-    }
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<T> {
-    return {
-      next: () => {
-        if (this.#head < this.#buffer.length) return Promise.resolve({ value: this.#take(), done: false })
-        if (this.#ended) {
-          if (this.#error !== undefined) {
-            const { error } = this.#error
-            this.#error = undefined
-            return Promise.reject(error)
-          }
-          return Promise.resolve({ value: undefined, done: true })
-        }
-        return new Promise<IteratorResult<T>>((resolve, reject) => {
-          this.#waiting = resolve
-          this.#failWaiting = reject
-        })
-      },
-      return: () => {
-        if (!this.#ended) {
-          this.#ended = true
-          this.#buffer = []
-          this.#head = 0
-          this.#releaseProducer()
-          this.#onCancel?.()
-        }
-        return Promise.resolve({ value: undefined, done: true })
-      },
     }
   }
 }
