@@ -1,13 +1,13 @@
 import type { AdapterMessage, AdapterStreamOptions, AgentAdapter } from '../contracts/agent-adapter.js'
-import type { AnyMessage, ContentBlock, StopReason, TokenUsage } from '../contracts/messages.js'
+import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages.js'
 import { isAdapterError } from '../errors/adapter-error.js'
 import type { AgentError } from '../errors/agent-error.js'
 import { backoffDelay, type RetryOptions } from '../retry/retry-options.js'
 import { sleep } from '../util/abort.js'
 import type { EventStream } from '../util/event-stream.js'
 import type { Logger } from '../util/logger.js'
-import { addUsage } from '../util/token-usage.js'
 import { PartialResponse } from './checkpoint.js'
+import { type Final, type ResponseState, readResponse } from './response-stream.js'
 import type { SessionEvent } from './session-events.js'
 
 /** What one model request needs from the session that makes it. */
@@ -37,11 +37,6 @@ export interface ModelRequestContext {
 export interface ResponseOutcome {
   message: AnyMessage
   usage: TokenUsage | undefined
-}
-
-interface Final {
-  content: ContentBlock[]
-  stopReason: StopReason | undefined
 }
 
 /**
@@ -98,12 +93,12 @@ async function streamResponse(
   const { signal } = context
   if (signal.aborted) throw context.toError(signal.reason)
   const iterator = context.adapter.stream(prompt, options)[Symbol.asyncIterator]()
-  const state: { usage: TokenUsage | undefined; finished: boolean } = { usage: undefined, finished: false }
+  const state: ResponseState = { usage: undefined, finished: false }
   let final: Final | undefined
   try {
     // One abort race per request, not per chunk: a stuck adapter cannot hold up an abort, and the
     // loop itself awaits the adapter directly.
-    final = await raceAbort(consume(context, iterator, partial, state), signal)
+    final = await raceAbort(readResponse(context, iterator, partial, state), signal)
   } finally {
     if (!state.finished) void Promise.resolve(iterator.return?.()).catch(() => undefined)
   }
@@ -120,163 +115,6 @@ async function streamResponse(
   const message = partial.toMessage(context.sessionId, content, stopReason)
   if (state.usage) message.usage = state.usage
   return { message, usage: state.usage }
-}
-
-/**
- * The per-event loop: the hot path. Allocates nothing per event beyond what the event carries, and
- * is written as promise callbacks rather than an `async` loop: resuming an async function per event
- * cost about a tenth of the whole per-event time.
- */
-function consume(
-  context: ModelRequestContext,
-  iterator: AsyncIterator<AdapterMessage>,
-  partial: PartialResponse,
-  state: { usage: TokenUsage | undefined; finished: boolean },
-): Promise<Final | undefined> {
-  const { signal, emit, sink, checkpointIntervalMs } = context
-  let final: Final | undefined
-  // The clock is read only when a timer says a checkpoint may be due (slow streams) or every 256
-  // events (bursts that never yield to the timer): no clock call per event.
-  let count = 0
-  const clock = new CheckpointClock(checkpointIntervalMs)
-  return new Promise<Final | undefined>((resolve, reject) => {
-    const fail = (error: unknown): void => {
-      clock.stop()
-      reject(error)
-    }
-    const pull = (): void => {
-      try {
-        iterator.next().then(onNext, fail)
-      } catch (error) {
-        fail(error)
-      }
-    }
-    const afterCheckpoint = (): void => {
-      clock.restart()
-      if (sink?.full) waitForConsumer(context, sink, partial).then(pull, fail)
-      else pull()
-    }
-    const onNext = (next: IteratorResult<AdapterMessage>): void => {
-      // Aborted while waiting: the request already settled; touch nothing.
-      if (signal.aborted) {
-        clock.stop()
-        resolve(undefined)
-        return
-      }
-      if (next.done === true) {
-        state.finished = true
-        clock.stop()
-        resolve(final)
-        return
-      }
-      try {
-        final = handle(context, next.value, partial, state) ?? final
-      } catch (error) {
-        fail(error)
-        return
-      }
-      if (
-        final === undefined &&
-        (clock.maybeDue || (++count & 255) === 0) &&
-        partial.checkpointDue(checkpointIntervalMs)
-      ) {
-        context.saveCheckpoint(partial.checkpoint(context.sessionId)).then(afterCheckpoint, fail)
-      } else if (sink?.full) {
-        waitForConsumer(context, sink, partial).then(pull, fail)
-      } else {
-        pull()
-      }
-    }
-    pull()
-  })
-
-  /** Takes in one adapter event; returns the final content when it is the `message` event. */
-  function handle(
-    context: ModelRequestContext,
-    event: AdapterMessage,
-    partial: PartialResponse,
-    state: { usage: TokenUsage | undefined },
-  ): Final | undefined {
-    partial.yielded = true
-    const providerSessionId = context.extractSessionId(event)
-    if (providerSessionId !== undefined) context.onProviderSessionId(providerSessionId)
-    switch (event.type) {
-      case 'text-delta':
-        partial.text.append(event.text)
-        // The adapter's event has the session event's shape: shown as is, no copy per chunk.
-        emit(event)
-        return undefined
-      case 'thinking-delta':
-        partial.thinking.append(event.text)
-        emit(event)
-        return undefined
-      case 'tool-call':
-        partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input })
-        emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
-        return undefined
-      case 'usage':
-        state.usage = state.usage ? addUsage(state.usage, event.usage) : { ...event.usage }
-        context.onUsage(event.usage)
-        emit({ type: 'usage', usage: event.usage })
-        return undefined
-      case 'message':
-        return { content: event.content, stopReason: event.stopReason }
-      default:
-        return undefined
-    }
-  }
-}
-
-/** A flag raised by a timer once per checkpoint interval, so the hot loop need not read the clock. */
-class CheckpointClock {
-  maybeDue: boolean
-  readonly #intervalMs: number
-  #timer: ReturnType<typeof setTimeout> | undefined
-
-  constructor(intervalMs: number) {
-    this.#intervalMs = intervalMs
-    this.maybeDue = intervalMs === 0
-    this.restart()
-  }
-
-  restart(): void {
-    if (this.#intervalMs <= 0) return
-    this.maybeDue = false
-    clearTimeout(this.#timer)
-    this.#timer = setTimeout(() => {
-      this.maybeDue = true
-    }, this.#intervalMs)
-    this.#timer.unref?.()
-  }
-
-  stop(): void {
-    clearTimeout(this.#timer)
-  }
-}
-
-/**
- * Backpressure: waits until the `stream()` consumer has caught up. Checkpoints keep their schedule
- * meanwhile, so a slow consumer never widens what a crash could lose.
- */
-async function waitForConsumer(
-  context: ModelRequestContext,
-  sink: EventStream<SessionEvent>,
-  partial: PartialResponse,
-): Promise<void> {
-  for (;;) {
-    const ms = partial.msUntilCheckpoint(context.checkpointIntervalMs)
-    if (ms === undefined) return sink.drained()
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const drained = await Promise.race([
-      sink.drained().then(() => true),
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), ms)
-      }),
-    ])
-    clearTimeout(timer)
-    if (drained || context.signal.aborted) return
-    await context.saveCheckpoint(partial.checkpoint(context.sessionId))
-  }
 }
 
 /** Settles with `promise`, or rejects as soon as `signal` aborts. */
