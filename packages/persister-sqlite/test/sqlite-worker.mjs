@@ -4,6 +4,8 @@
 //   node sqlite-worker.mjs race <file> <owner> <startAtMs> <sessionId>…   claims each session at startAtMs
 //   node sqlite-worker.mjs hold <file> <owner> <ttlMs> <sessionId>        claims, prints, then waits to be killed
 //   node sqlite-worker.mjs read <file>                                     prints every session with its messages
+//   node sqlite-worker.mjs open-new <folder> <count> <startAtMs> <stepMs>  opens <folder>/f<i>.db, a new file
+//                                  each, at startAtMs + i × stepMs; prints the error codes of the opens that failed
 const { createSqlitePersister } = await import(new URL('../src/index.ts', import.meta.url).href)
 
 const [command, filename, ...args] = process.argv.slice(2)
@@ -29,6 +31,23 @@ if (command === 'race') {
   const messages = {}
   for (const session of sessions) messages[session.id] = await persister.getMessages(session.id)
   print({ sessions, messages })
+  await persister.close()
+} else if (command === 'open-new') {
+  const [count, startAt, step] = args.map(Number)
+  const failures = []
+  for (let index = 0; index < count; index++) {
+    const wait = startAt + index * step - Date.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    // The default busyTimeoutMs, as an application gets it.
+    const store = createSqlitePersister({ filename: `${filename}/f${index}.db` })
+    try {
+      await store.getSession('any')
+    } catch (error) {
+      failures.push(`${error.code}: ${error.message}`)
+    }
+    await store.close()
+  }
+  print({ failures })
   await persister.close()
 } else {
   throw new Error(`unknown command ${command}`)
