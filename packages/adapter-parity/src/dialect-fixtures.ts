@@ -46,6 +46,14 @@ export interface DialectFixture {
    * `output`, and that field's path under `providerOptions.<provider>`.
    */
   readonly outputField: { providerOptions: Record<string, unknown>; field: string }
+  /**
+   * What the provider requires of the conversation a request carries (its fake server does not
+   * check it): `alternating` — it opens with a user turn and roles alternate; `replayed` — only that
+   * every tool result answers a call of the turn before.
+   */
+  readonly turns: 'alternating' | 'replayed'
+  /** Whether the adapter resumes a conversation from the provider's stored response (`resume`). */
+  readonly resumes: boolean
 }
 
 const header = (request: ReceivedRequest, name: string): string | undefined => {
@@ -72,6 +80,8 @@ export const DIALECT_FIXTURES: readonly DialectFixture[] = [
       providerOptions: { output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } },
       field: 'output_config.format',
     },
+    turns: 'alternating',
+    resumes: false,
   },
   {
     name: 'OpenAI (Responses API)',
@@ -90,6 +100,8 @@ export const DIALECT_FIXTURES: readonly DialectFixture[] = [
       option: 'providerOptions.openai.previous_response_id',
     },
     outputField: { providerOptions: { text: { format: { type: 'json_object' } } }, field: 'text.format' },
+    turns: 'replayed',
+    resumes: true,
   },
   {
     name: 'OpenAI (Chat Completions)',
@@ -109,6 +121,8 @@ export const DIALECT_FIXTURES: readonly DialectFixture[] = [
       option: 'providerOptions.openai.messages',
     },
     outputField: { providerOptions: { response_format: { type: 'json_object' } }, field: 'response_format' },
+    turns: 'replayed',
+    resumes: false,
   },
   {
     name: 'Gemini (generateContent)',
@@ -128,5 +142,7 @@ export const DIALECT_FIXTURES: readonly DialectFixture[] = [
       option: 'providerOptions.gemini.toolConfig.functionCallingConfig.streamFunctionCallArguments',
     },
     outputField: { providerOptions: { responseJsonSchema: { type: 'object' } }, field: 'responseJsonSchema' },
+    turns: 'alternating',
+    resumes: false,
   },
 ]

@@ -1,49 +1,23 @@
-// Compaction (DESIGN §10.4) through the real GeminiAdapter against the contract kit's fake
-// Gemini server: the summary request, and both compacted request shapes — summary in
-// the system prompt (kept part opens with a user message) and summary as the opening user turn
-// (kept part opens with a reply inside a tool loop) — accepted and answered on the wire, with the
-// summaries stored in SQLite and picked up after a restart.
+// Compaction (DESIGN §10.4) through each real adapter against the contract kit's fake server of its
+// wire protocol: the summary request, and both compacted request shapes — summary with the system
+// prompt (kept part opens with a user message) and summary as the opening user turn (kept part
+// opens with a reply inside a tool loop) — accepted and answered on the wire, with the summaries
+// stored in SQLite and picked up after a restart. With the Responses API a compacted request is
+// replayed in full instead of resumed from the provider's uncompacted stored state.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   type FakeProvider,
   type FakeProviderRequest,
-  geminiDialect,
   type Scenario,
   startFakeProvider,
 } from '@agentx/contract-tests'
 import { type AgentConfig, createAgent, type Tool } from '@agentx/core'
 import { SqlitePersister } from '@agentx/persister-sqlite'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { GeminiAdapter } from './gemini-adapter.js'
+import { DIALECT_FIXTURES, type DialectFixture } from './dialect-fixtures.js'
 
-let fake: FakeProvider
-let folder: string
-
-beforeEach(async () => {
-  fake = await startFakeProvider({ dialect: geminiDialect })
-  folder = mkdtempSync(join(tmpdir(), 'agentx-gemini-compaction-'))
-})
-afterEach(async () => {
-  await fake.close()
-  rmSync(folder, { recursive: true, force: true })
-})
-
-const text = (value: string, inputTokens: number): Scenario => ({
-  response: {
-    blocks: [{ type: 'text', text: value }],
-    stopReason: 'end_turn',
-    usage: { inputTokens, outputTokens: 20 },
-  },
-})
-const weatherCall = (id: string, city: string, inputTokens: number): Scenario => ({
-  response: {
-    blocks: [{ type: 'tool-call', id, name: 'get_weather', input: { city } }],
-    stopReason: 'tool_use',
-    usage: { inputTokens, outputTokens: 15 },
-  },
-})
 const getWeather: Tool = {
   name: 'get_weather',
   description: 'Current weather for a city',
@@ -53,15 +27,18 @@ const getWeather: Tool = {
 const flat = (blocks: ReadonlyArray<{ type: string; text?: string }>) =>
   blocks.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('')
 
-/**
- * What the Gemini API requires of a conversation (the fake server does not check it): it opens
- * with a user turn, roles alternate, and every function response answers a call of the turn before.
- */
-function expectValidConversation(messages: FakeProviderRequest['decoded']['messages']): void {
-  expect(messages[0]?.role).toBe('user')
+/** What the provider requires of a conversation (the fake server does not check it). */
+function expectValidConversation(
+  request: FakeProviderRequest['decoded'],
+  turns: DialectFixture['turns'],
+): void {
+  // A resumed request answers calls of the stored response instead.
+  if (request.resume !== undefined) return
+  const { messages } = request
+  if (turns === 'alternating') expect(messages[0]?.role).toBe('user')
   messages.forEach((message, index) => {
     const previous = messages[index - 1]
-    if (previous !== undefined) expect(message.role).not.toBe(previous.role)
+    if (turns === 'alternating' && previous !== undefined) expect(message.role).not.toBe(previous.role)
     for (const block of message.content) {
       if (block.type !== 'tool_result') continue
       expect(previous?.content.some((b) => b.type === 'tool_use' && b.id === block.toolUseId)).toBe(true)
@@ -69,22 +46,53 @@ function expectValidConversation(messages: FakeProviderRequest['decoded']['messa
   })
 }
 
-function agentOver(filename: string, keepRecentMessages: number) {
-  const config: AgentConfig = {
-    model: 'gemini-test',
-    systemPrompt: 'You are a weather bot.',
-    tools: [getWeather],
-    knowledge: [{ name: 'units', text: 'Use Celsius.' }],
-    compaction: { thresholdTokens: 1000, keepRecentMessages },
-    retry: { maxRetries: 0 },
-  }
-  return createAgent(config, {
-    adapter: new GeminiAdapter({ apiKey: 'gemini-compaction-key', baseURL: fake.baseURL }),
-    persister: new SqlitePersister({ filename }),
-  })
-}
+describe.each(DIALECT_FIXTURES)('$name: compacted conversations on the wire', (fixture: DialectFixture) => {
+  let fake: FakeProvider
+  let folder: string
+  let responses = 0
 
-describe('GeminiAdapter: compacted conversations on the wire', () => {
+  beforeEach(async () => {
+    fake = await startFakeProvider({ dialect: fixture.dialect })
+    folder = mkdtempSync(join(tmpdir(), 'agentx-parity-compaction-'))
+    responses = 0
+  })
+  afterEach(async () => {
+    await fake.close()
+    rmSync(folder, { recursive: true, force: true })
+  })
+
+  const text = (value: string, inputTokens: number): Scenario => ({
+    response: {
+      responseId: `resp_${responses++}`,
+      blocks: [{ type: 'text', text: value }],
+      stopReason: 'end_turn',
+      usage: { inputTokens, outputTokens: 20 },
+    },
+  })
+  const weatherCall = (id: string, city: string, inputTokens: number): Scenario => ({
+    response: {
+      responseId: `resp_${responses++}`,
+      blocks: [{ type: 'tool-call', id, name: 'get_weather', input: { city } }],
+      stopReason: 'tool_use',
+      usage: { inputTokens, outputTokens: 15 },
+    },
+  })
+
+  function agentOver(filename: string, keepRecentMessages: number) {
+    const config: AgentConfig = {
+      model: 'parity-model',
+      systemPrompt: 'You are a weather bot.',
+      tools: [getWeather],
+      knowledge: [{ name: 'units', text: 'Use Celsius.' }],
+      compaction: { thresholdTokens: 1000, keepRecentMessages },
+      retry: { maxRetries: 0 },
+    }
+    return createAgent(config, {
+      adapter: fixture.create({ apiKey: 'sk-parity-compaction', baseURL: fake.baseURL }),
+      persister: new SqlitePersister({ filename }),
+    })
+  }
+
   it('sends the summary request and both compacted shapes, and the provider answers them', async () => {
     const filename = join(folder, 'agent.db')
     const first = agentOver(filename, 3)
@@ -152,7 +160,13 @@ describe('GeminiAdapter: compacted conversations on the wire', () => {
     )
     await second.close()
 
-    for (const request of fake.requests) expectValidConversation(request.decoded.messages)
+    for (const request of fake.requests) expectValidConversation(request.decoded, fixture.turns)
+    // Before a compaction the conversation is resumed from the stored response; a compacted request
+    // replays the summary and the kept part instead (the stored context is uncompacted).
+    const resumed = fixture.resumes
+      ? [undefined, 'resp_0', 'resp_1', undefined, undefined, 'resp_4', 'resp_5', undefined, undefined]
+      : Array.from({ length: 9 }, () => undefined)
+    expect(fake.requests.map((request) => request.decoded.resume)).toEqual(resumed)
 
     // Stored: both summaries with what they cover and the summariser's usage; nothing deleted.
     const store = new SqlitePersister({ filename })
