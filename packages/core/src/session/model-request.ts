@@ -27,8 +27,8 @@ export interface ModelRequestContext {
   onUsage(usage: TokenUsage): void
   /** Queues a checkpoint write (awaited in `sync` durability). */
   saveCheckpoint(message: AnyMessage): Promise<void>
-  /** Keeps what a failed or aborted response streamed. */
-  keepPartial(message: AnyMessage): void
+  /** Keeps what a failed or aborted response streamed; in `sync` durability, resolves once it is shown. */
+  keepPartial(message: AnyMessage): Promise<void> | undefined
   /** Turns anything caught into the error the send fails with. */
   toError(caught: unknown): AgentError
 }
@@ -60,10 +60,12 @@ export async function runModelRequest(
       const error = context.toError(caught)
       const aborted = isAdapterError(error) && error.kind === 'aborted'
       if (partial.yielded || aborted || !error.retryable) {
-        if (!partial.isEmpty)
-          context.keepPartial(
-            partial.toMessage(context.sessionId, partial.content(), aborted ? 'aborted' : 'error'),
-          )
+        const kept = partial.isEmpty
+          ? undefined
+          : context.keepPartial(
+              partial.toMessage(context.sessionId, partial.content(), aborted ? 'aborted' : 'error'),
+            )
+        if (kept !== undefined) await kept
         throw error
       }
       const retryAfter = isAdapterError(error) ? error.retryAfterMs : undefined

@@ -19,7 +19,7 @@ import { compactBeforeRequest, compactionFor } from './compaction.js'
 import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
 import { partialAgentName, profileFor, stampAgentName, streamOptionsFor, toolsFor } from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
-import type { SendResult } from './session-events.js'
+import type { SendResult, SessionEvent } from './session-events.js'
 import { checkAgainst, type SchemaLike } from '../tools/schema.js'
 import { closeWaitingChildren } from './subagents.js'
 import { type BatchContext, runBatch, toolCallsOf } from './tool-step.js'
@@ -233,14 +233,17 @@ async function open(
     await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
       isAgentTool(tools.get(call.name)),
     )
-    core.append(core.newMessage('tool', repliedInstead(batch)), run)
+    await core.write(core.append(core.newMessage('tool', repliedInstead(batch)), run))
   }
   const user = core.newMessage('user', content)
   if (core.data.summary === '') core.data.summary = summarize(content)
   const userSaved = core.append(user, run)
-  core.setState('active', emit)
+  // In `sync` durability the user message is shown once durable: `state: active` follows it then.
+  const shownLater: SessionEvent[] = []
+  const sync = core.options.durability === 'sync' && core.queue !== undefined
+  core.setState('active', sync ? (event) => shownLater.push(event) : emit)
   core.data.lastActivity = user.timestamp
-  await beforeModel(core, user, userSaved, run)
+  await beforeModel(core, user, userSaved, run, shownLater)
   return { prompt: content, historyEnd: core.history.messages.length - 1 }
 }
 
@@ -254,11 +257,16 @@ async function beforeModel(
   user: AnyMessage,
   userSaved: Promise<void> | undefined,
   run: SendRun,
+  shownLater: SessionEvent[],
 ): Promise<void> {
   const sessionSaved = core.queue?.saveSession(core.toSessionData())
   if (core.options.durability !== 'sync' || core.queue === undefined) return
   try {
-    await userSaved
+    try {
+      await userSaved
+    } finally {
+      for (const event of shownLater) run.emit(event)
+    }
     await sessionSaved
   } catch (error) {
     if ((await core.queue.retract(user)) === 'removed') {
@@ -297,8 +305,9 @@ function requestContext(
     saveCheckpoint: (message) => core.write(core.queue?.saveMessage(message)),
     keepPartial: (message) => {
       const kept = core.history.append({ ...message, incomplete: true, ...partialAgentName(core) })
-      void core.queue?.saveMessage(kept)
-      run.emit({ type: 'message', message: kept })
+      const shown = core.show(kept, core.queue?.saveMessage(kept), run.emit)
+      // The send fails with the model's error either way; a failed write is reported by the queue.
+      return core.options.durability === 'sync' ? shown?.catch(() => undefined) : undefined
     },
     toError: (caught) => core.toError(caught, signal),
   }

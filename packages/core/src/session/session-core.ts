@@ -128,12 +128,30 @@ export class SessionCore {
     return this.queue?.saveSession(this.toSessionData())
   }
 
-  /** Adds a message to the history (frozen), queues its write and shows it. */
+  /**
+   * Adds a message to the history (frozen), queues its write and shows it. Await the result in
+   * `sync` durability (through {@link SessionCore.write}): there the message is shown once durable.
+   */
   append(message: AnyMessage, run: SendRun): Promise<void> | undefined {
     const frozen = this.history.append(message)
     run.produced.push(frozen)
-    const saved = this.queue?.saveMessage(frozen)
-    run.emit({ type: 'message', message: frozen })
+    return this.show(frozen, this.queue?.saveMessage(frozen), run.emit)
+  }
+
+  /**
+   * Shows a queued message (DESIGN §3): at once in `async` durability, where a `message` event
+   * means the ordered write queue accepted it; in `sync`, only once its write is durable (the
+   * returned promise, which rejects without showing it when the write failed).
+   */
+  show(
+    message: AnyMessage,
+    saved: Promise<void> | undefined,
+    emit: (event: SessionEvent) => void,
+  ): Promise<void> | undefined {
+    if (this.options.durability === 'sync' && saved !== undefined) {
+      return saved.then(() => emit({ type: 'message', message }))
+    }
+    emit({ type: 'message', message })
     return saved
   }
 

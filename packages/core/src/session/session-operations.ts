@@ -107,8 +107,7 @@ export async function closePending(core: SessionCore): Promise<void> {
       isAgentTool(tools.get(call.name)),
     )
     const message = core.history.append(core.newMessage('tool', repliedInstead(batch)))
-    void core.queue?.saveMessage(message)
-    core.emit({ type: 'message', message })
+    await core.write(core.show(message, core.queue?.saveMessage(message), (event) => core.emit(event)))
   }
   core.setState('completed')
   core.data.lastActivity = new Date().toISOString()
