@@ -131,7 +131,7 @@ export class BaseSession implements Session {
     let run: SendRun
     try {
       core.assertUsable()
-      if (core.run) throw new SessionBusyError(this.id)
+      // While a send runs the session is `active`: a state error, as for any other state (DESIGN §10.2).
       const state = core.data.state
       if (state !== 'error' && state !== 'aborted' && state !== 'interrupted') {
         throw new SessionStateError(
@@ -139,6 +139,7 @@ export class BaseSession implements Session {
           { state },
         )
       }
+      if (core.busy) throw new SessionBusyError(this.id)
       run = this.#newRun({ kind: 'retry' }, validateSendOptions(options), undefined)
     } catch (error) {
       return Promise.reject(error)
@@ -149,7 +150,7 @@ export class BaseSession implements Session {
   async complete(): Promise<void> {
     const core = this.#core
     core.assertUsable()
-    if (core.run) throw new SessionBusyError(this.id)
+    if (core.busy) throw new SessionBusyError(this.id)
     core.setState('completed')
     core.data.lastActivity = new Date().toISOString()
     await core.write(core.saveSession())
@@ -184,7 +185,7 @@ export class BaseSession implements Session {
     let profile: SessionProfile
     try {
       core.assertUsable()
-      if (core.run) throw new SessionBusyError(this.id)
+      if (core.busy) throw new SessionBusyError(this.id)
       const checked = validateCompactOptions(options, (message) => new ValidationError(message))
       keep = checked.keepRecentMessages
       // The profile the next send continues with: its adapter, model and compaction settings.
@@ -287,7 +288,7 @@ export class BaseSession implements Session {
   #begin(content: unknown, options: unknown, sink: EventStream<SessionEvent> | undefined): SendRun {
     const core = this.#core
     core.assertUsable()
-    if (core.run) throw new SessionBusyError(this.id)
+    if (core.busy) throw new SessionBusyError(this.id)
     const input = validateSendInput(content)
     const checkedOptions = validateSendOptions(options)
     if (checkedOptions.agent !== undefined) profileFor(core, checkedOptions.agent)
@@ -331,11 +332,12 @@ export class BaseSession implements Session {
     const onExternalAbort = (): void => this.abort()
     if (external?.aborted) this.abort()
     else external?.addEventListener('abort', onExternalAbort, { once: true })
-    const running = (body ?? (() => runSend(core, run, this.#hooks)))().finally(async () => {
+    const running: Promise<unknown> = (body ?? (() => runSend(core, run, this.#hooks)))().finally(async () => {
       external?.removeEventListener('abort', onExternalAbort)
-      await core.endLease()
-      core.run = undefined
-      core.running = undefined
+      await core.endLease(run)
+      // A listener of this send's last events may have started the next one: leave it alone.
+      if (core.run === run) core.run = undefined
+      if (core.running === running) core.running = undefined
     })
     core.running = running
     return running

@@ -139,8 +139,13 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       options.output !== undefined && pending.length === 0
         ? await parseOutput(text, options.output.schema)
         : undefined
-    core.setState(pending.length > 0 ? 'waiting_input' : 'idle', emit)
+    // The last events go out once the session's record is queued (durable, in `sync` mode); from
+    // then on the send is settled, so their listeners may start the next one.
+    const settledEvents: SessionEvent[] = []
+    core.setState(pending.length > 0 ? 'waiting_input' : 'idle', (event) => settledEvents.push(event))
     await core.write(core.queue?.saveSession(core.toSessionData()))
+    run.settled = true
+    for (const event of settledEvents) emit(event)
     if (pending.length > 0) emit({ type: 'input-required', pending })
     const result: SendResult = {
       messages: run.produced,
@@ -165,6 +170,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       throw error
     }
     const aborted = isAbort(error)
+    run.settled = true
     if (core.data.state !== 'deleted') {
       // A failure before the model was called (loading history, a sync write) still ends the send in `error`.
       if (core.data.state !== 'active') core.setState('active', emit)
@@ -263,11 +269,11 @@ async function beforeModel(
   if (core.options.durability !== 'sync' || core.queue === undefined) return
   try {
     try {
-      await userSaved
+      await core.write(userSaved)
     } finally {
       for (const event of shownLater) run.emit(event)
     }
-    await sessionSaved
+    await core.write(sessionSaved)
   } catch (error) {
     if ((await core.queue.retract(user)) === 'removed') {
       core.history.removeLast(user.id)

@@ -29,6 +29,11 @@ export interface SendRun {
   produced: AnyMessage[]
   /** An automatic compaction failed in this send: no other is tried until the next send (compaction.ts). */
   compactionFailed?: boolean
+  /**
+   * The send's outcome is settled and only its last events remain (the final `state`, `done`,
+   * `error`): the session takes a new send from their listeners.
+   */
+  settled?: boolean
 }
 
 /**
@@ -89,6 +94,11 @@ export class SessionCore {
         },
       })
     }
+  }
+
+  /** A send (or compaction) runs and has not settled yet: a new one is refused. */
+  get busy(): boolean {
+    return this.run !== undefined && this.run.settled !== true
   }
 
   get model(): string {
@@ -157,7 +167,7 @@ export class SessionCore {
 
   /** In `sync` durability, waits for the write (and fails the send if it is not durable). */
   async write(saved: Promise<void> | undefined): Promise<void> {
-    if (this.options.durability === 'sync' && saved) await saved
+    if (this.options.durability === 'sync' && saved) await (this.queue ? this.queue.hold(saved) : saved)
   }
 
   newMessage(type: MessageType, content: string | ContentBlock[]): AnyMessage {
@@ -266,7 +276,7 @@ export class SessionCore {
   }
 
   /** The end of a send with a lease: its writes become durable, then the lease is released. */
-  async endLease(): Promise<void> {
+  async endLease(run: SendRun): Promise<void> {
     if (!this.lease?.isHeld) return
     try {
       await this.queue?.flush()
@@ -274,6 +284,8 @@ export class SessionCore {
       // Not durable yet: keep the lease (it expires by itself) so no other process writes over a gap.
       return
     }
+    // A send started from this one's last events holds the lease now and releases it at its end.
+    if (this.run !== run) return
     await this.lease.release()
   }
 }

@@ -34,7 +34,7 @@ export function isIdle(core: SessionCore): boolean {
 export async function updateSession(core: SessionCore, update: SessionUpdate): Promise<void> {
   core.assertUsable()
   const checked = validateSessionUpdate(update)
-  if (core.run && changesSendSettings(checked)) throw new SessionBusyError(core.id)
+  if (core.busy && changesSendSettings(checked)) throw new SessionBusyError(core.id)
   // Several processes: start from what the store holds, not from this object's older copy — unless
   // a send runs (or starts meanwhile): it reads the store itself and owns the record.
   if (core.lease && core.persister && isIdle(core)) {
@@ -60,7 +60,7 @@ export async function forkSession(
 ): Promise<Session> {
   core.assertUsable()
   const checked = validateForkOptions(options)
-  if (core.run) throw new SessionBusyError(core.id)
+  if (core.busy) throw new SessionBusyError(core.id)
   let source: { data: SessionData; history: readonly AnyMessage[] }
   if (core.lease && core.persister) {
     // Several processes: copy what the store holds (this object's own writes first), read into a
@@ -81,7 +81,7 @@ export async function forkSession(
 /** `session.getPending()`: derived from the stored messages (and, with leases, what others stored). */
 export async function pendingOf(core: SessionCore): Promise<PendingToolCall[]> {
   core.assertUsable()
-  if (core.run !== undefined) return []
+  if (core.busy) return []
   // Several processes on one store: another one may have answered (or asked) since this object looked.
   if (core.lease !== undefined) await core.refresh()
   // Derived from the stored messages, not the state: a process that died after storing the
@@ -98,7 +98,7 @@ export async function pendingOf(core: SessionCore): Promise<PendingToolCall[]> {
  * closed as not run, waiting children give up theirs, and the session is `completed`.
  */
 export async function closePending(core: SessionCore): Promise<void> {
-  if (core.run !== undefined || core.data.state !== 'waiting_input') return
+  if (core.busy || core.data.state !== 'waiting_input') return
   await core.history.load()
   const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
   const batch = await waitingBatch(core, tools, new AbortController().signal)

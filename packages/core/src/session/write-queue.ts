@@ -79,6 +79,8 @@ export class WriteQueue {
   #reported = false
   #retryTimer: ReturnType<typeof setTimeout> | undefined
   #discarded = false
+  /** Callers awaiting an outcome ({@link WriteQueue.hold}): while any do, a retry keeps the process alive. */
+  #holders = 0
 
   constructor(persister: AgentPersister, sessionId: string, options: WriteQueueOptions = {}) {
     this.#persister = persister
@@ -119,7 +121,23 @@ export class WriteQueue {
     for (const slot of this.#slots.values()) pending.push(this.#wait(slot))
     if (pending.length === 0) return Promise.resolve()
     this.#retryNow()
-    return Promise.all(pending).then(() => undefined)
+    return this.hold(Promise.all(pending).then(() => undefined))
+  }
+
+  /**
+   * Waits for an outcome of this queue (a `sync` write, a flush). Background retries run on an
+   * unref'd timer, so an outage alone never keeps the process alive; while someone waits here, the
+   * retry timer is ref'd, so the waiter gets its answer instead of the process exiting under it.
+   */
+  async hold<T>(outcome: Promise<T>): Promise<T> {
+    this.#holders += 1
+    this.#retryTimer?.ref?.()
+    try {
+      return await outcome
+    } finally {
+      this.#holders -= 1
+      if (this.#holders === 0) this.#retryTimer?.unref?.()
+    }
   }
 
   /**
@@ -280,7 +298,7 @@ export class WriteQueue {
       this.#retryTimer = undefined
       this.#pump()
     }, delay)
-    this.#retryTimer.unref?.()
+    if (this.#holders === 0) this.#retryTimer.unref?.()
   }
 
   /**
