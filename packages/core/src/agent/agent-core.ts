@@ -21,6 +21,7 @@ import { uuidv7 } from '../util/uuid-v7.js'
 import { loadKnowledge, renderKnowledge } from './load-knowledge.js'
 import { validateContent, validateSendOptions } from '../session/validate-input.js'
 import { isInScope, narrowScope, scopeFields } from './agent-scope.js'
+import { guardPersister } from '../persistence/guard-persister.js'
 
 /** The public face of an agent, as `createAgent` returns it. */
 export interface Agent {
@@ -92,7 +93,10 @@ interface Shared {
 interface Resolved {
   manager: SessionManager
   adapter: AgentAdapter
+  /** The persister as the kernel calls it ({@link guardPersister}). */
   persister: AgentPersister
+  /** The persister given in `deps` (or the default one): what `getPersister()` returns. */
+  given: AgentPersister
   ownsPersister: boolean
   retention: RetentionTimer | undefined
 }
@@ -144,7 +148,7 @@ export class AgentCore implements Agent {
 
   /** The persister in use (after `initialize()`). */
   async getPersister(): Promise<AgentPersister> {
-    return (await this.#ready()).persister
+    return (await this.#ready()).given
   }
 
   async initialize(): Promise<void> {
@@ -242,8 +246,10 @@ export class AgentCore implements Agent {
     const { config, deps } = shared
     // Start-up and retention work on the agent's own scope, whichever view started them.
     const scope = scopeFields(config)
-    const persister = deps.persister ?? (await createDefaultPersister(config.workspace ?? process.cwd()))
+    const given = deps.persister ?? (await createDefaultPersister(config.workspace ?? process.cwd()))
     const ownsPersister = deps.persister === undefined
+    // What the kernel calls: a third-party store's own errors arrive as `PersistenceError`s.
+    const persister = guardPersister(given)
     try {
       const adapter = deps.adapter ?? (await createDefaultAdapter())
       const runtime: SessionRuntimeOptions = {
@@ -323,7 +329,7 @@ export class AgentCore implements Agent {
                 ...(deps.logger === undefined ? {} : { logger: deps.logger }),
               },
             )
-      const resolved: Resolved = { manager, adapter, persister, ownsPersister, retention }
+      const resolved: Resolved = { manager, adapter, persister, given, ownsPersister, retention }
       shared.resolved = resolved
       return resolved
     } catch (error) {

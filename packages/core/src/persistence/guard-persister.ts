@@ -1,0 +1,49 @@
+import type { AgentPersister } from '../contracts/agent-persister.js'
+import { isAgentError } from '../errors/agent-error.js'
+import { PersistenceError } from '../errors/persistence-error.js'
+
+/** Every method of the persister contract (§5), optional capability groups included. */
+const METHODS = [
+  'saveSession',
+  'getSession',
+  'getAllSessions',
+  'listSessions',
+  'deleteSession',
+  'saveMessage',
+  'getMessages',
+  'deleteMessages',
+  'claimSession',
+  'releaseSession',
+  'markInterrupted',
+  'deleteSessions',
+  'close',
+] as const satisfies ReadonlyArray<keyof AgentPersister>
+
+/**
+ * The persister as the kernel calls it: every error it throws reaches the application as an
+ * `AgentError` (DESIGN §6). A first-party persister already throws `PersistenceError`s, passed on
+ * unchanged; anything else a third-party store throws (a driver's own error, a plain `Error`, a
+ * synchronous throw) becomes a retryable `PersistenceError` (code `PERSISTENCE`) with the original
+ * as its `cause`, so it is never mistaken for a provider failure. Methods the persister lacks stay
+ * absent, so its capabilities read the same.
+ */
+export function guardPersister(persister: AgentPersister): AgentPersister {
+  const guarded: Record<string, unknown> = {}
+  if (persister.specificationVersion !== undefined) {
+    guarded.specificationVersion = persister.specificationVersion
+  }
+  for (const name of METHODS) {
+    const method = persister[name] as ((...args: unknown[]) => Promise<unknown>) | undefined
+    if (typeof method !== 'function') continue
+    guarded[name] = async (...args: unknown[]): Promise<unknown> => {
+      try {
+        return await method.apply(persister, args)
+      } catch (cause) {
+        if (isAgentError(cause)) throw cause
+        const reason = cause instanceof Error ? cause.message : String(cause)
+        throw new PersistenceError(`The persister's ${name}() failed: ${reason}`, { cause })
+      }
+    }
+  }
+  return guarded as unknown as AgentPersister
+}
