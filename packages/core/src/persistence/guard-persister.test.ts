@@ -1,6 +1,7 @@
 // A third-party store's own errors reach the application as PersistenceErrors (DESIGN §6: every
 // thrown error extends AgentError), never raw, and never as a provider failure.
 import { describe, expect, it } from 'vitest'
+import type { AgentCore } from '../agent/agent-core.js'
 import { createAgent } from '../agent/create-agent.js'
 import type { AnyMessage } from '../contracts/messages.js'
 import type { GetMessagesQuery, SessionData } from '../contracts/agent-persister.js'
@@ -127,7 +128,7 @@ describe('errors of a third-party persister', () => {
 
   it('getPersister() still returns the instance the application gave', async () => {
     const store = new InMemoryPersister()
-    const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister: store })
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister: store }) as AgentCore
     expect(await agent.getPersister()).toBe(store)
     await agent.close()
   })

@@ -368,7 +368,7 @@ async function summarizeInto(
   const saved = core.append(message, run)
   if (summary.usage !== undefined) core.usage = addUsage(core.usage, summary.usage)
   delete core.data.providerSessionId
-  core.resumeAdapter = undefined
+  core.forgetResumeIssuer()
   const sessionSaved = core.saveSession()
   await core.write(saved)
   await core.write(sessionSaved)

@@ -52,6 +52,8 @@ export class SessionCore {
   readonly isClosed: () => boolean
   /** Opens a session object through the agent (its cache), for `fork()`. */
   readonly openSession: SessionInit['openSession']
+  /** {@link SessionCore.resumeIssuer} looked at the stored messages already. */
+  #issuerDerived = false
   /** Replaced, never mutated, on (un)subscribe: emitting walks a plain array, no iterator per event. */
   #listeners: readonly SessionListener[] = []
   data: SessionData
@@ -110,22 +112,36 @@ export class SessionCore {
   }
 
   /**
-   * The adapter to give the provider session id back to. For a session loaded from the store: the
-   * adapter of the profile that wrote the last agent message (its `agentName`) — a conservative
-   * guess, since only that response can have left the stored id unanswered by any other adapter;
-   * another profile replays the history instead of resuming, which costs tokens but is never wrong.
+   * The adapter to give the provider session id back to, or `undefined` when that is not known.
+   * Known in memory once an id arrives. For a session loaded from the store, which adapter issued
+   * the stored id is not stored: it is known only when every stored answer came from one adapter
+   * (an agent without profiles, or profiles sharing one). Otherwise no adapter gets the id — a
+   * stateful provider replays the history instead, which costs tokens but never hands one
+   * provider's id to another — until a response issues a new one.
    */
-  resumeIssuer(): AgentAdapter {
-    if (this.resumeAdapter !== undefined) return this.resumeAdapter
+  resumeIssuer(): AgentAdapter | undefined {
+    if (this.resumeAdapter !== undefined || this.#issuerDerived) return this.resumeAdapter
+    this.#issuerDerived = true
     const profiles = this.options.profiles
-    if (profiles === undefined) return this.adapter
-    const messages = this.history.messages
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const message = messages[i]!
-      if (message.type !== 'agent' || message.incomplete) continue
-      return profiles.get(message.agentName ?? DEFAULT_PROFILE)?.adapter ?? this.adapter
+    if (profiles === undefined) {
+      this.resumeAdapter = this.adapter
+      return this.adapter
     }
-    return this.adapter
+    let issuer: AgentAdapter | undefined
+    for (const message of this.history.messages) {
+      if (message.type !== 'agent' || message.incomplete) continue
+      const adapter = profiles.get(message.agentName ?? DEFAULT_PROFILE)?.adapter ?? this.adapter
+      if (issuer !== undefined && adapter !== issuer) return undefined
+      issuer = adapter
+    }
+    this.resumeAdapter = issuer
+    return issuer
+  }
+
+  /** Forgets which adapter issued the provider session id (the id changed, or was dropped). */
+  forgetResumeIssuer(): void {
+    this.resumeAdapter = undefined
+    this.#issuerDerived = false
   }
 
   /** A copy of the session's metadata as it is (or will be) stored. */
@@ -270,6 +286,8 @@ export class SessionCore {
     if (stored === null) {
       throw new SessionStateError(`Session ${this.id} was deleted by another process.`, { state: 'deleted' })
     }
+    // Another process's send may have left a new provider session id: whose it is, is unknown here.
+    if (stored.providerSessionId !== this.data.providerSessionId) this.forgetResumeIssuer()
     this.data = { ...stored }
     this.usage = { ...stored.tokenUsage }
     await this.history.catchUp()
