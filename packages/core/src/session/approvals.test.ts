@@ -199,6 +199,77 @@ describe('human input: client tools', () => {
   })
 })
 
+describe('human input: client tools given to one send or one session object', () => {
+  const ask: Tool = {
+    name: 'pick_color',
+    description: 'Asks the user for a color',
+    inputSchema: { type: 'object' },
+  }
+  const pendingCall = (sessionId: string) => ({
+    toolUseId: 'c1',
+    name: 'pick_color',
+    input: { of: 'car' },
+    kind: 'client',
+    sessionId,
+  })
+
+  it('a client tool given in send options stays pending, and is answered without giving it again', async () => {
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([call('c1', 'pick_color', { of: 'car' })]),
+      textTurn('Red it is.'),
+    ])
+    const persister = new InMemoryPersister()
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    const first = await session.send('paint my car', { tools: [ask] })
+    expect(first.pending).toEqual([pendingCall(session.id)])
+    expect(await session.getPending()).toEqual([pendingCall(session.id)])
+    const second = await session.send([{ type: 'tool_result', toolUseId: 'c1', content: 'red' }])
+    expect(second.text).toBe('Red it is.')
+    expect(session.state).toBe('idle')
+    await session.flush()
+    expect(typesOf(await persister.getMessages(session.id))).toEqual(['user', 'agent', 'tool', 'agent'])
+    await agent.close()
+  })
+
+  it('a client tool of createSession({ tools }) stays pending after a restart that does not give it', async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([toolCallTurn([call('c1', 'pick_color', { of: 'car' })])]), persister },
+    )
+    const session = await first.createSession({ tools: [ask] })
+    await session.send('paint my car')
+    await first.close()
+    const adapter = new ScriptedAdapter([textTurn('Blue it is.')])
+    const second = createAgent({}, { adapter, persister })
+    const again = (await second.getSession(session.id))!
+    expect(again.state).toBe('waiting_input')
+    expect(await again.getPending()).toEqual([pendingCall(session.id)])
+    expect((await again.send([{ type: 'tool_result', toolUseId: 'c1', content: 'blue' }])).text).toBe(
+      'Blue it is.',
+    )
+    expect(adapter.calls[0]!.prompt).toEqual([{ type: 'tool_result', toolUseId: 'c1', content: 'blue' }])
+    await second.close()
+  })
+
+  it('a call of an unknown tool in a batch that waits for a known one is not pending (it fails as unknown)', async () => {
+    const { adapter, agent, session } = await waitingSession([
+      toolCallTurn([call('t1', 'transfer', { amount: 1 }), call('x1', 'no_such_tool', {})]),
+      textTurn('done'),
+    ])
+    const first = await session.send('pay')
+    expect(first.pending?.map((p) => p.toolUseId)).toEqual(['t1'])
+    await session.send([{ type: 'tool_approval', toolUseId: 't1', approved: true }])
+    const results = adapter.calls[1]!.prompt as ToolResultBlock[]
+    expect(results.map((r) => [r.toolUseId, r.isError === true])).toEqual([
+      ['t1', false],
+      ['x1', true],
+    ])
+    await agent.close()
+  })
+})
+
 describe('human input: answers are checked before anything is written', () => {
   async function waitingOnTwo() {
     const setup = await waitingSession([
@@ -280,6 +351,22 @@ describe('human input: ordinary content while waiting', () => {
     expect(JSON.stringify(closed[0]!.content)).toContain('replied')
     expect(adapter.calls[1]!.prompt).toBe('Actually, never mind.')
     expect(typesOf(adapter.calls[1]!.options.history)).toEqual(['user', 'agent', 'tool'])
+    await agent.close()
+  })
+
+  it('emits a tool-result event for every call it closes, before the tool message', async () => {
+    const { agent, session } = await waitingSession([
+      toolCallTurn([call('t1', 'transfer', { amount: 5 }), call('q1', 'ask_user', {})]),
+      textTurn('Sure.'),
+    ])
+    await session.send('pay')
+    const events: SessionEvent[] = []
+    session.subscribe((event) => events.push(event))
+    await session.send('Actually, never mind.')
+    const shown = events
+      .filter((e) => e.type === 'tool-result' || (e.type === 'message' && e.message.type === 'tool'))
+      .map((e) => (e.type === 'tool-result' ? `result ${e.toolUseId} ${e.isError === true}` : 'message tool'))
+    expect(shown).toEqual(['result t1 true', 'result q1 true', 'message tool'])
     await agent.close()
   })
 })

@@ -75,7 +75,13 @@ export async function pendingCalls(
 export async function findWaitingBatch(
   messages: readonly AnyMessage[],
   tools: Map<string, Tool>,
-  context: { sessionId: string; signal: AbortSignal; children?: ChildSessions | undefined },
+  context: {
+    sessionId: string
+    signal: AbortSignal
+    children?: ChildSessions | undefined
+    /** The stored state is `waiting_input`: the batch is known to wait for the application. */
+    waiting?: boolean
+  },
 ): Promise<WaitingBatch | undefined> {
   // A compaction summary written while waiting (`session.compact()`) does not answer the calls.
   let end = messages.length - 1
@@ -85,6 +91,21 @@ export async function findWaitingBatch(
   const calls = toolCallsOf(last)
   if (calls.length === 0) return undefined
   const pending = await pendingCalls(calls, tools, { ...context, messages })
+  if (pending.length === 0 && context.waiting === true) {
+    // The session waits, yet none of the tools known now makes a call wait: the calls were made
+    // with tools given to that send only (`send(…, { tools })`), or to a session object of an
+    // earlier process. A call whose tool is not known here is the application's to answer.
+    for (const call of calls) {
+      if (tools.has(call.name)) continue
+      pending.push({
+        toolUseId: call.id,
+        name: call.name,
+        input: call.input,
+        kind: 'client',
+        sessionId: context.sessionId,
+      })
+    }
+  }
   return { message: last, calls, pending }
 }
 

@@ -22,7 +22,7 @@ import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent } from './session-events.js'
 import { checkAgainst, type SchemaLike } from '../tools/schema.js'
 import { closeWaitingChildren } from './subagents.js'
-import { type BatchContext, runBatch, toolCallsOf } from './tool-step.js'
+import { type BatchContext, resultEvent, runBatch, toolCallsOf } from './tool-step.js'
 import { isAgentTool } from '../tools/agent-tool.js'
 
 const SUMMARY_LENGTH = 100
@@ -195,6 +195,7 @@ export async function waitingBatch(
     sessionId: core.id,
     signal,
     children: core.options.children,
+    waiting: core.data.state === 'waiting_input',
   })
 }
 
@@ -239,7 +240,9 @@ async function open(
     await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
       isAgentTool(tools.get(call.name)),
     )
-    await core.write(core.append(core.newMessage('tool', repliedInstead(batch)), run))
+    const closed = repliedInstead(batch)
+    for (const result of closed) emit(resultEvent(result))
+    await core.write(core.append(core.newMessage('tool', closed), run))
   }
   const user = core.newMessage('user', content)
   if (core.data.summary === '') core.data.summary = summarize(content)

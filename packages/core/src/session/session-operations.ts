@@ -23,7 +23,7 @@ import {
   validateSessionUpdate,
 } from './session-update.js'
 import { closeWaitingChildren } from './subagents.js'
-import { mergeTools } from './tool-step.js'
+import { mergeTools, resultEvent } from './tool-step.js'
 
 /** No send runs and no write is in flight. */
 export function isIdle(core: SessionCore): boolean {
@@ -106,7 +106,9 @@ export async function closePending(core: SessionCore): Promise<void> {
     await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
       isAgentTool(tools.get(call.name)),
     )
-    const message = core.history.append(core.newMessage('tool', repliedInstead(batch)))
+    const closed = repliedInstead(batch)
+    for (const result of closed) core.emit(resultEvent(result))
+    const message = core.history.append(core.newMessage('tool', closed))
     await core.write(core.show(message, core.queue?.saveMessage(message), (event) => core.emit(event)))
   }
   core.setState('completed')

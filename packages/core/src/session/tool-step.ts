@@ -120,7 +120,8 @@ function clientResult(answer: ToolAnswer): ToolResultBlock {
     : { type: 'tool_result', toolUseId: answer.toolUseId, content }
 }
 
-function resultEvent(result: ToolResultBlock): SessionEvent {
+/** The `tool-result` event of a result. */
+export function resultEvent(result: ToolResultBlock): SessionEvent {
   return result.isError
     ? { type: 'tool-result', toolUseId: result.toolUseId, content: result.content, isError: true }
     : { type: 'tool-result', toolUseId: result.toolUseId, content: result.content }
