@@ -11,6 +11,9 @@ import type { SessionCore } from './session-core.js'
 import { DEFAULT_PROFILE, type SessionProfile } from './session-profile.js'
 import { mergeTools } from './tool-step.js'
 
+/** Asked of the model when the output schema cannot be given to the provider as JSON Schema. */
+const JSON_ONLY = 'Reply with a single JSON value only: no other text, no code fence.'
+
 /** The profile with this name (`default` when none is given); an unknown name is a ValidationError. */
 export function profileFor(core: SessionCore, name: string | undefined): SessionProfile {
   const profiles = core.options.profiles
@@ -78,7 +81,9 @@ export function streamOptionsFor(
     streamOptions.tools = [...tools.values()].map(({ name, description, inputSchema }) => ({
       name,
       description,
-      inputSchema: toJsonSchema(inputSchema, `tool '${name}'`),
+      // A Standard Schema without a JSON Schema converter: the provider learns only that the
+      // input is an object; the kernel still validates it before `execute`.
+      inputSchema: toJsonSchema(inputSchema, `tool '${name}'`) ?? { type: 'object' },
     }))
   }
   // A provider session id goes back only to the adapter that issued it; another one replays the history.
@@ -89,9 +94,13 @@ export function streamOptionsFor(
   if (options.temperature !== undefined) streamOptions.temperature = options.temperature
   if (options.providerOptions !== undefined) streamOptions.providerOptions = options.providerOptions
   if (options.output !== undefined) {
-    streamOptions.output = {
-      name: options.output.name ?? 'output',
-      schema: toJsonSchema(options.output.schema, 'output.schema'),
+    const schema = toJsonSchema(options.output.schema, 'output.schema')
+    if (schema !== undefined) {
+      streamOptions.output = { name: options.output.name ?? 'output', schema }
+    } else {
+      // No JSON Schema to give the provider's structured output: the reply is asked for as plain
+      // JSON, then parsed and validated by the kernel against the Standard Schema as usual.
+      streamOptions.systemPrompt = [streamOptions.systemPrompt, JSON_ONLY].filter(Boolean).join('\n\n')
     }
   }
   return streamOptions

@@ -14,19 +14,17 @@ const jsonSchemas = new WeakMap<object, Record<string, unknown>>()
 
 /**
  * The JSON Schema of `schema`: itself for a JSON Schema object; for a Standard Schema, the one its
- * library derives through `~standard.jsonSchema` (draft 2020-12), computed once per schema. A
- * Standard Schema without `jsonSchema` is a {@link ConfigurationError} asking for a JSON Schema.
+ * library derives through `~standard.jsonSchema` (draft 2020-12), computed once per schema.
+ * `undefined` for a Standard Schema whose library has no such converter (valibot 1.x, say): it is
+ * still accepted, validated by the kernel, and the provider is told less (see `send-profile.ts`).
+ * A converter that fails is a {@link ConfigurationError}.
  */
-export function toJsonSchema(schema: SchemaLike, what: string): Record<string, unknown> {
+export function toJsonSchema(schema: SchemaLike, what: string): Record<string, unknown> | undefined {
   if (!isStandardSchema(schema)) return schema
   const cached = jsonSchemas.get(schema)
   if (cached) return cached
   const converter = schema['~standard'].jsonSchema
-  if (converter === undefined || typeof converter.input !== 'function') {
-    throw new ConfigurationError(
-      `${what}: this ${schema['~standard'].vendor} schema cannot produce a JSON Schema (no ~standard.jsonSchema); give a JSON Schema object instead, or a library version that implements Standard JSON Schema.`,
-    )
-  }
+  if (converter === undefined || typeof converter.input !== 'function') return undefined
   let derived: Record<string, unknown>
   try {
     derived = converter.input({ target: 'draft-2020-12' })

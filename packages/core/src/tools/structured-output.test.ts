@@ -170,16 +170,68 @@ describe('typed tools', () => {
     await agent.close()
   })
 
-  it('a Standard Schema whose library has no JSON Schema converter (valibot 1.x) is a clear ConfigurationError', () => {
-    const schema = v.object({ q: v.string() })
-    const hasConverter =
-      typeof (schema as { '~standard': { jsonSchema?: unknown } })['~standard'].jsonSchema === 'object'
-    const make = () =>
+  it('a valibot tool schema (no JSON Schema converter): the provider gets an object schema, the kernel validates', async () => {
+    const schema = v.object({ q: v.pipe(v.string(), v.minLength(2)) })
+    expect((schema as { '~standard': { jsonSchema?: unknown } })['~standard'].jsonSchema).toBeUndefined()
+    const seen: string[] = []
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([{ id: 'a', name: 'search', input: { q: 1 } }]),
+      toolCallTurn([{ id: 'b', name: 'search', input: { q: 'ok' } }]),
+      textTurn('done'),
+    ])
+    const search = tool({
+      name: 'search',
+      description: 's',
+      inputSchema: schema,
+      execute: ({ q }) => {
+        seen.push(q)
+        return q
+      },
+    })
+    const agent = createAgent({ tools: [search] }, { adapter, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    await session.send('go')
+    expect(adapter.calls[0]!.options.tools).toEqual([
+      { name: 'search', description: 's', inputSchema: { type: 'object' } },
+    ])
+    const first = (adapter.calls[1]!.prompt as ToolResultBlock[])[0]!
+    expect(first.isError).toBe(true)
+    expect(JSON.stringify(first.content)).toContain('q')
+    expect(seen).toEqual(['ok'])
+    await agent.close()
+  })
+
+  it('a valibot output schema: no native format, the model is asked for JSON, the kernel validates', async () => {
+    const schema = v.object({ name: v.string(), age: v.number() })
+    const good = await run('{"name":"Ada","age":36}', schema)
+    expect((await good.sent).output).toEqual({ name: 'Ada', age: 36 })
+    expect(good.adapter.calls[0]!.options.output).toBeUndefined()
+    expect(good.adapter.calls[0]!.options.systemPrompt).toMatch(/JSON/)
+    await good.agent.close()
+    const bad = await run('{"name":"Ada"}', schema)
+    await expect(bad.sent).rejects.toMatchObject({ code: 'OUTPUT_INVALID' })
+    await bad.agent.close()
+  })
+
+  it('a Standard Schema whose JSON Schema converter fails is a ConfigurationError naming it', () => {
+    const broken = {
+      '~standard': {
+        version: 1,
+        vendor: 'broken',
+        validate: (value: unknown) => ({ value }),
+        jsonSchema: {
+          input: () => {
+            throw new Error('cannot represent')
+          },
+          output: () => ({}),
+        },
+      },
+    }
+    expect(() =>
       createAgent({
-        tools: [tool({ name: 'search', description: 's', inputSchema: schema, execute: ({ q }) => q })],
-      })
-    if (hasConverter) expect(make).not.toThrow()
-    else expect(make).toThrow(/JSON Schema/)
+        tools: [{ name: 'x', description: 'x', inputSchema: broken as never, execute: () => 'x' }],
+      }),
+    ).toThrow(/broken schema could not be turned into a JSON Schema/)
   })
 
   it('toJsonSchema turns a Standard Schema into JSON Schema once and leaves JSON Schema objects alone', () => {
