@@ -2,6 +2,7 @@ import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AgentPersister, SessionScope } from '../contracts/agent-persister.js'
 import type { ContentBlock } from '../contracts/messages.js'
 import { AgentError } from '../errors/agent-error.js'
+import { ValidationError } from '../errors/validation-error.js'
 import { DEFAULT_RETRY } from '../retry/retry-options.js'
 import { DefaultSessionFactory } from '../session/default-session-factory.js'
 import type { Session, SendOptions } from '../session/session.js'
@@ -182,7 +183,8 @@ export class AgentCore implements Agent {
   }
 
   async getSession(id: string): Promise<Session | undefined> {
-    return (await this.#ready()).manager.getSession(id, this.#scope)
+    const { manager } = await this.#ready()
+    return manager.getSession(checkSessionId(id), this.#scope)
   }
 
   async getSessions(options: GetSessionsOptions = {}): Promise<Session[]> {
@@ -190,7 +192,8 @@ export class AgentCore implements Agent {
   }
 
   async deleteSession(id: string): Promise<void> {
-    return (await this.#ready()).manager.deleteSession(id, this.#scope)
+    const { manager } = await this.#ready()
+    return manager.deleteSession(checkSessionId(id), this.#scope)
   }
 
   async pruneSessions(options: PruneSessionsOptions): Promise<number> {
@@ -199,6 +202,7 @@ export class AgentCore implements Agent {
   }
 
   subscribe(listener: AgentListener): () => void {
+    if (typeof listener !== 'function') throw new ValidationError('subscribe() takes a listener function.')
     // A view's listener only hears the sessions of its scope.
     const listeners = this.#shared.listeners
     const subscription = { listener, scope: this.#scope }
@@ -350,4 +354,12 @@ function newShared(config: AgentConfig, deps: AgentDeps): Shared {
     listeners: new Set(),
     owner: uuidv7(),
   }
+}
+
+/** Session ids are opaque, non-empty strings (DESIGN §4). */
+function checkSessionId(id: unknown): string {
+  if (typeof id !== 'string' || id === '') {
+    throw new ValidationError('A session id is a non-empty string.')
+  }
+  return id
 }

@@ -156,6 +156,32 @@ describe('human input: a call that needs approval', () => {
     await agent.close()
   })
 
+  it('a needsApproval function that throws asks for approval instead of failing the send or running the call', async () => {
+    const log: string[] = []
+    const risky: Tool = {
+      name: 'risky',
+      description: 'r',
+      inputSchema: { type: 'object' },
+      needsApproval: () => {
+        throw new Error('policy service down')
+      },
+      execute: () => {
+        log.push('ran')
+        return 'ok'
+      },
+    }
+    const adapter = new ScriptedAdapter([toolCallTurn([call('r1', 'risky', {})]), textTurn('after')])
+    const agent = createAgent({ tools: [risky] }, { adapter, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    const result = await session.send('do it')
+    expect(result.pending?.map((p) => [p.toolUseId, p.kind])).toEqual([['r1', 'approval']])
+    expect(session.state).toBe('waiting_input')
+    expect(log).toEqual([])
+    expect((await session.send([{ type: 'tool_approval', toolUseId: 'r1', approved: true }])).text).toBe('after')
+    expect(log).toEqual(['ran'])
+    await agent.close()
+  })
+
   it('a mixed batch runs nothing before the answer and both calls after it, in one tool message', async () => {
     const { log, persister, agent, session } = await waitingSession([
       toolCallTurn([call('a', 'lookup', { q: 'balance' }), call('b', 'transfer', { amount: 7 })]),

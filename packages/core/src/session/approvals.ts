@@ -26,8 +26,13 @@ async function kindOf(
   if (tool.execute === undefined) return 'client'
   const needsApproval = tool.needsApproval
   if (typeof needsApproval === 'function') {
-    const answer = await needsApproval(call.input, { ...context, toolCallId: call.id })
-    return answer ? 'approval' : undefined
+    try {
+      const answer = await needsApproval(call.input, { ...context, toolCallId: call.id })
+      return answer ? 'approval' : undefined
+    } catch {
+      // The application's check failed: a person decides rather than the call running unchecked.
+      return 'approval'
+    }
   }
   return needsApproval === true ? 'approval' : undefined
 }

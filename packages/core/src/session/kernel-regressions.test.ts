@@ -226,6 +226,26 @@ describe('kernel v2 regressions: input is validated before anything is stored', 
       /did you mean 'persister'/,
     )
   })
+
+  it('session ids, listeners and tool lists are checked too', async () => {
+    const persister = new InMemoryPersister()
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    for (const id of [5, '', null, undefined]) {
+      await expect(agent.getSession(id as never)).rejects.toMatchObject({ name: 'ValidationError' })
+      await expect(agent.deleteSession(id as never)).rejects.toMatchObject({ name: 'ValidationError' })
+    }
+    expect(() => agent.subscribe('x' as never)).toThrow(expect.objectContaining({ code: 'VALIDATION' }))
+    const session = await agent.createSession()
+    expect(() => session.subscribe(42 as never)).toThrow(expect.objectContaining({ code: 'VALIDATION' }))
+    const twice = [
+      { name: 'a', description: 'a', inputSchema: { type: 'object' }, execute: () => '1' },
+      { name: 'a', description: 'a', inputSchema: { type: 'object' }, execute: () => '2' },
+    ]
+    expect(() => createAgent({ tools: twice })).toThrow(expect.objectContaining({ code: 'CONFIGURATION' }))
+    await expect(session.send('hi', { tools: twice })).rejects.toMatchObject({ code: 'VALIDATION' })
+    expect(await persister.getMessages(session.id)).toEqual([])
+    await agent.close()
+  })
 })
 
 describe('kernel v2 regressions: closed agents and the stream', () => {

@@ -5,6 +5,7 @@ import type { AnyMessage, ContentBlock, MessageType, TokenUsage } from '../contr
 import type { SessionState } from '../contracts/session-state.js'
 import { AdapterError, isAdapterError } from '../errors/adapter-error.js'
 import { AgentError, isAgentError } from '../errors/agent-error.js'
+import { ValidationError } from '../errors/validation-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import type { EventStream } from '../util/event-stream.js'
 import { emptyUsage } from '../util/token-usage.js'
@@ -207,6 +208,7 @@ export class SessionCore {
 
   /** Adds a listener (once, however often it is given); returns its removal. */
   subscribe(listener: SessionListener): () => void {
+    if (typeof listener !== 'function') throw new ValidationError('subscribe() takes a listener function.')
     if (!this.#listeners.includes(listener)) this.#listeners = [...this.#listeners, listener]
     return () => {
       this.#listeners = this.#listeners.filter((other) => other !== listener)

@@ -178,12 +178,16 @@ export function validateTools(
   fail: (message: string) => AgentError,
 ): asserts tools is Tool[] {
   if (!Array.isArray(tools)) throw fail(`${what} must be an array of tools.`)
+  const names = new Set<string>()
   tools.forEach((tool: unknown, index) => {
     const at = `${what}[${index}]`
     if (!isPlainObject(tool)) throw fail(`${at} must be a tool object.`)
     const value = tool as Record<string, unknown>
     if (typeof value.name !== 'string' || value.name === '')
       throw fail(`${at}.name must be a non-empty string.`)
+    // Within one list a name is one tool (across lists, later ones win: send > session > config).
+    if (names.has(value.name)) throw fail(`${at}.name '${value.name}' is given twice in ${what}.`)
+    names.add(value.name)
     if (value.execute !== undefined && typeof value.execute !== 'function') {
       throw fail(`${at}.execute ('${value.name}') must be a function (leave it out for a client tool).`)
     }
