@@ -113,27 +113,27 @@ export class SessionCore {
   }
 
   /**
-   * The adapter to give the provider session id back to, or `undefined` when that is not known.
-   * Known in memory once an id arrives. For a session loaded from the store, which adapter issued
-   * the stored id is not stored: it is known only when every stored answer came from one adapter
-   * (an agent without profiles, or profiles sharing one). Otherwise no adapter gets the id — a
-   * stateful provider replays the history instead, which costs tokens but never hands one
-   * provider's id to another — until a response issues a new one.
+   * The adapter to give the provider session id back to. Known in memory once an id arrives. For a
+   * session loaded from the store (which adapter issued the stored id is not stored) it is derived
+   * once, on first use, from the stored messages: the adapter of the profile that wrote the last
+   * complete agent message (its `agentName`) — a stateful provider issues an id with every
+   * response, so the last one to answer is the issuer whenever the issuer can tell. Kept from then
+   * on, so another profile answering in this process does not move it; another adapter replays the
+   * history instead of resuming, which costs tokens but is never wrong.
    */
   resumeIssuer(): AgentAdapter | undefined {
     if (this.resumeAdapter !== undefined || this.#issuerDerived) return this.resumeAdapter
     this.#issuerDerived = true
     const profiles = this.options.profiles
-    if (profiles === undefined) {
-      this.resumeAdapter = this.adapter
-      return this.adapter
-    }
-    let issuer: AgentAdapter | undefined
-    for (const message of this.history.messages) {
-      if (message.type !== 'agent' || message.incomplete) continue
-      const adapter = profiles.get(message.agentName ?? DEFAULT_PROFILE)?.adapter ?? this.adapter
-      if (issuer !== undefined && adapter !== issuer) return undefined
-      issuer = adapter
+    let issuer = this.adapter
+    if (profiles !== undefined) {
+      const messages = this.history.messages
+      for (let i = messages.length - 1; i >= 0; i--) {
+        const message = messages[i]!
+        if (message.type !== 'agent' || message.incomplete) continue
+        issuer = profiles.get(message.agentName ?? DEFAULT_PROFILE)?.adapter ?? this.adapter
+        break
+      }
     }
     this.resumeAdapter = issuer
     return issuer
