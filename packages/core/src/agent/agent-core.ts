@@ -197,8 +197,10 @@ export class AgentCore implements Agent {
   }
 
   async pruneSessions(options: PruneSessionsOptions): Promise<number> {
-    const { persister } = await this.#ready()
-    return pruneSessions(persister, this.#scope, options)
+    const { persister, manager } = await this.#ready()
+    const removed = await pruneSessions(persister, this.#scope, options)
+    if (removed > 0) await manager.forgetDeleted(this.#scope)
+    return removed
   }
 
   subscribe(listener: AgentListener): () => void {
@@ -321,11 +323,14 @@ export class AgentCore implements Agent {
         retentionConfig === undefined
           ? undefined
           : startRetention(
-              () =>
-                pruneSessions(persister, scope, {
+              async () => {
+                const removed = await pruneSessions(persister, scope, {
                   inactiveForMs: retentionConfig.inactiveForMs,
                   ...(retentionConfig.states === undefined ? {} : { states: retentionConfig.states }),
-                }),
+                })
+                if (removed > 0) await manager.forgetDeleted(scope)
+                return removed
+              },
               {
                 ...(retentionConfig.intervalMs === undefined
                   ? {}

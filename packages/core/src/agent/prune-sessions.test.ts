@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
+import { SessionStateError } from '../errors/session-state-error.js'
+import { ScriptedAdapter } from '../testing/scripted-adapter.js'
+import { textTurn } from '../testing/stream-helpers.js'
+import { createAgent } from './create-agent.js'
 import type { Logger } from '../util/logger.js'
 import { pruneSessions, startRetention } from './prune-sessions.js'
 
@@ -159,5 +163,26 @@ describe('startRetention', () => {
     await timer.stop()
     spy.mockRestore()
     expect(() => startRetention(async () => 0, { intervalMs: 0 })).toThrow(/intervalMs/)
+  })
+})
+
+describe('agent.pruneSessions and the sessions in memory', () => {
+  it('a pruned session the agent holds becomes deleted: getSession answers undefined, calls reject', async () => {
+    const persister = new InMemoryPersister()
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('hi')]), persister })
+    const old = await agent.createSession({ id: 'old' })
+    const fresh = await agent.createSession({ id: 'fresh' })
+    await old.send('hello')
+    await old.flush()
+    // Make `old` look inactive for a day in the store (as if its last send was yesterday).
+    const stored = (await persister.getSession('old'))!
+    await persister.saveSession({ ...stored, lastActivity: new Date(Date.now() - DAY).toISOString() })
+    expect(await agent.pruneSessions({ inactiveForMs: DAY / 2 })).toBe(1)
+    expect(await agent.getSession('old')).toBeUndefined()
+    expect(old.state).toBe('deleted')
+    await expect(old.send('again')).rejects.toBeInstanceOf(SessionStateError)
+    expect(await agent.getSession('fresh')).toBe(fresh)
+    expect(fresh.state).toBe('created')
+    await agent.close()
   })
 })

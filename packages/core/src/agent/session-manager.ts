@@ -164,6 +164,25 @@ export class SessionManager {
   }
 
   /**
+   * After sessions were deleted in the store by a query (`pruneSessions`, retention): the session
+   * objects in memory whose record is gone become `deleted` (calls on them reject with
+   * `SessionStateError`, `getSession` answers `undefined`) and leave the cache. One read per
+   * session in memory, bounded by the cache.
+   */
+  async forgetDeleted(scope: SessionScope = {}): Promise<void> {
+    const sessions = this.#cache
+      .live()
+      .filter((session) => session.state !== 'deleted' && isInScope(scope, session))
+    await Promise.all(
+      sessions.map(async (session) => {
+        if ((await this.#options.persister.getSession(session.id)) !== null) return
+        // Its record is gone: delete() of an unknown id is a no-op in the store.
+        if (session.state !== 'deleted') await session.delete()
+      }),
+    )
+  }
+
+  /**
    * Rewrites every stored session of `scope` found `active` (its process died mid-send) to
    * `interrupted`. Asks the persister for `state: 'active'` only, a page at a time.
    */
