@@ -35,13 +35,17 @@ export function guardPersister(persister: AgentPersister): AgentPersister {
   for (const name of METHODS) {
     const method = persister[name] as ((...args: unknown[]) => Promise<unknown>) | undefined
     if (typeof method !== 'function') continue
-    guarded[name] = async (...args: unknown[]): Promise<unknown> => {
+    const fail = (cause: unknown): never => {
+      if (isAgentError(cause)) throw cause
+      const reason = cause instanceof Error ? cause.message : String(cause)
+      throw new PersistenceError(`The persister's ${name}() failed: ${reason}`, { cause })
+    }
+    // A rejection handler rather than an async wrapper: no extra frame on the write path.
+    guarded[name] = (...args: unknown[]): Promise<unknown> => {
       try {
-        return await method.apply(persister, args)
+        return Promise.resolve(method.apply(persister, args)).then(undefined, fail)
       } catch (cause) {
-        if (isAgentError(cause)) throw cause
-        const reason = cause instanceof Error ? cause.message : String(cause)
-        throw new PersistenceError(`The persister's ${name}() failed: ${reason}`, { cause })
+        return Promise.reject(cause).then(undefined, fail)
       }
     }
   }
