@@ -51,7 +51,9 @@ export function openPostgresPool(options: OpenPostgresPoolOptions): PostgresPool
   }
   const created =
     given === undefined
-      ? new pg.Pool({ Client: GuardedClient, max: options.poolSize, ...clientConfig })
+      ? // Idle connections do not keep the process alive: a script whose agent has closed exits
+        // even if it never closes the persister it created (a statement in flight still does).
+        new pg.Pool({ Client: GuardedClient, max: options.poolSize, allowExitOnIdle: true, ...clientConfig })
       : undefined
   const owned = created !== undefined
   const pool: PgPool = created ?? given!
@@ -104,6 +106,19 @@ class GuardedClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
     super(config)
     this.on('error', () => undefined)
+  }
+
+  /**
+   * Idle clients are unref'd (the pool's `allowExitOnIdle`, the idle write connection), so that
+   * they never keep the process alive; ending one refs it again, so that `await persister.close()`
+   * settles instead of the process exiting under it.
+   */
+  override end(): Promise<void>
+  override end(callback: (error: Error) => void): void
+  override end(callback?: (error: Error) => void): Promise<void> | void {
+    const client = this as unknown as { ref(): void } // pg's Client has ref(); its types do not
+    client.ref()
+    return callback === undefined ? super.end() : super.end(callback)
   }
 }
 

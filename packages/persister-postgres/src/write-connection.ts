@@ -10,6 +10,10 @@ export interface PipelineClient {
   query(text: string, values: unknown[]): Promise<unknown>
   end(): Promise<unknown>
   on(event: 'error' | 'end', listener: (error?: Error) => void): unknown
+  /** Lets the socket keep the process alive (pg's `Client#ref`). */
+  ref?(): void
+  /** Lets the process exit while the socket is open (pg's `Client#unref`). */
+  unref?(): void
 }
 
 /** How long after a failed attempt to open the connection the next one is made, in ms. */
@@ -37,6 +41,8 @@ export class WriteConnection {
   #opening: Promise<void> | undefined
   #nextAttemptAt = 0
   #closed = false
+  /** Statements submitted on each client and not yet settled: while none, its socket is unref'd. */
+  readonly #inFlight = new WeakMap<PipelineClient, number>()
 
   constructor(create: () => PipelineClient, server: string, logger: Logger | undefined) {
     this.#create = create
@@ -74,6 +80,8 @@ export class WriteConnection {
           return
         }
         this.#client = client
+        // An idle write connection does not keep the process alive (see `submit`).
+        client.unref?.()
       } catch (error) {
         this.#nextAttemptAt = Date.now() + REOPEN_DELAY_MS
         this.#logger?.warn('PostgreSQL: could not open the write connection; writing through the pool.', {
@@ -94,12 +102,29 @@ export class WriteConnection {
    */
   submit(query: CompiledQuery): Promise<unknown> {
     const client = this.#client!
-    return client.query(query.sql, query.parameters as unknown[]).catch((error: unknown) => {
-      // A terminated backend fails the statement in flight before the socket reports anything:
-      // stop sending on this connection at once, so that the retry goes elsewhere.
-      if (isConnectionError(error)) this.#drop(client, error as Error)
-      throw error
-    })
+    // The socket keeps the process alive only while a statement is in flight, so a script that
+    // never closes the persister still exits once its writes are done.
+    const inFlight = this.#inFlight.get(client) ?? 0
+    this.#inFlight.set(client, inFlight + 1)
+    if (inFlight === 0) client.ref?.()
+    const settled = (): void => {
+      const left = (this.#inFlight.get(client) as number) - 1
+      this.#inFlight.set(client, left)
+      if (left === 0) client.unref?.()
+    }
+    return client.query(query.sql, query.parameters as unknown[]).then(
+      (result) => {
+        settled()
+        return result
+      },
+      (error: unknown) => {
+        settled()
+        // A terminated backend fails the statement in flight before the socket reports anything:
+        // stop sending on this connection at once, so that the retry goes elsewhere.
+        if (isConnectionError(error)) this.#drop(client, error as Error)
+        throw error
+      },
+    )
   }
 
   /** Ends the connection once the statements in flight have finished. Idempotent. */

@@ -8,6 +8,9 @@
 //       one send whose model never finishes; prints { started } and waits to be killed
 //   node agent-worker.mjs start <url> <schema>
 //       initialize() only (repairs sessions left active); prints { initialized }
+//   node agent-worker.mjs no-close <url> <schema> <count>
+//       sends `count` messages, closes the agent but never the persister it gave the agent, then
+//       issues `count` saveMessage calls without awaiting them and ends its script; prints { sent }
 const { createAgent, isAgentError } = await import('@agentx/core')
 const { ScriptedAdapter, textTurn } = await import('@agentx/core/testing')
 const { createPostgresPersister } = await import(new URL('../src/index.ts', import.meta.url).href)
@@ -63,5 +66,25 @@ if (command === 'sends') {
   await agent.initialize()
   await agent.close()
   print({ initialized: true })
+} else if (command === 'no-close') {
+  const count = Number(args[0])
+  const turns = Array.from({ length: count }, (_, i) => textTurn(`reply ${i}`))
+  const agent = createAgent({}, { adapter: new ScriptedAdapter(turns), persister })
+  const session = await agent.createSession({ metadata: { probe: 'no-close' } })
+  for (let i = 0; i < count; i++) await session.send(`message ${i}`)
+  await agent.close()
+  // Writes in flight when the script ends keep the process alive until they are stored.
+  for (let i = 0; i < count; i++) {
+    const seq = 2 * count + i
+    void persister.saveMessage(session.id, {
+      id: `late-${i}`,
+      sessionId: session.id,
+      seq,
+      type: 'user',
+      content: `late ${i}`,
+      timestamp: new Date().toISOString(),
+    })
+  }
+  print({ sent: count, sessionId: session.id })
 }
-await persister.close()
+if (command !== 'no-close') await persister.close()
