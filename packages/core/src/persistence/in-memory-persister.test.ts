@@ -222,3 +222,30 @@ describe('InMemoryPersister v2 queries', () => {
     })
   })
 })
+
+describe('InMemoryPersister rejects what the SQL persisters reject', () => {
+  it('a non-string optional text field of a session is VALIDATION, and nothing is stored', async () => {
+    const persister = new InMemoryPersister()
+    for (const key of ['cwd', 'model', 'systemPrompt', 'providerSessionId', 'userId', 'appName']) {
+      for (const bad of [null, 5, {}]) {
+        await expect(
+          persister.saveSession(session(`s-${key}`, { [key]: bad } as Partial<SessionData>)),
+        ).rejects.toMatchObject({ code: 'VALIDATION', message: expect.stringContaining(`session.${key}`) })
+      }
+    }
+    expect(await persister.getAllSessions()).toEqual([])
+  })
+
+  it('a non-string id given to a read or delete is VALIDATION; an unknown id is not an error', async () => {
+    const persister = new InMemoryPersister()
+    await persister.saveSession(session('a'))
+    const bad = 5 as unknown as string
+    await expect(persister.getSession(bad)).rejects.toMatchObject({ code: 'VALIDATION' })
+    await expect(persister.deleteSession(bad)).rejects.toMatchObject({ code: 'VALIDATION' })
+    await expect(persister.getMessages(bad)).rejects.toMatchObject({ code: 'VALIDATION' })
+    await expect(persister.deleteMessages(bad)).rejects.toMatchObject({ code: 'VALIDATION' })
+    expect(await persister.getSession('unknown')).toBeNull()
+    await expect(persister.deleteSession('unknown')).resolves.toBeUndefined()
+    expect(await persister.getSession('a')).not.toBeNull()
+  })
+})

@@ -18,6 +18,7 @@ import {
   validateMessage,
   validateMessagesQuery,
   validateReleaseArguments,
+  validateKey,
   validateSessionData,
 } from './validate.js'
 
@@ -81,6 +82,7 @@ export class InMemoryPersister implements AgentPersister {
 
   async getSession(id: string): Promise<SessionData | null> {
     this.#assertOpen()
+    validateKey(id, 'id')
     const stored = this.#sessions.get(id)
     return stored ? cloneJson(stored.data) : null
   }
@@ -114,6 +116,7 @@ export class InMemoryPersister implements AgentPersister {
 
   async deleteSession(id: string): Promise<void> {
     this.#assertOpen()
+    validateKey(id, 'id')
     this.#deleteTree(id)
   }
 
@@ -141,6 +144,7 @@ export class InMemoryPersister implements AgentPersister {
 
   async getMessages(sessionId: string, query: GetMessagesQuery = {}): Promise<AnyMessage[]> {
     this.#assertOpen()
+    validateKey(sessionId, 'sessionId')
     validateMessagesQuery(query)
     const messages = this.#sessions.get(sessionId)?.messages ?? []
     let start = query.afterSeq === undefined ? 0 : upperBound(messages, query.afterSeq)
@@ -156,6 +160,7 @@ export class InMemoryPersister implements AgentPersister {
 
   async deleteMessages(sessionId: string): Promise<void> {
     this.#assertOpen()
+    validateKey(sessionId, 'sessionId')
     const stored = this.#sessions.get(sessionId)
     if (stored) {
       stored.messages = []

@@ -21,6 +21,14 @@ function optionalString(value: unknown, what: string): void {
   if (value !== undefined && typeof value !== 'string') throw new ValidationError(`${what} must be a string.`)
 }
 
+/**
+ * Checks a key argument (a session id given to a read or delete) the way the SQL persisters do:
+ * anything but a string is a {@link ValidationError}; an unknown id is not an error.
+ */
+export function validateKey(value: unknown, what: string): void {
+  if (typeof value !== 'string') throw new ValidationError(`${what} must be a string.`)
+}
+
 function requireSeq(value: unknown, what: string): void {
   if (!Number.isSafeInteger(value) || (value as number) < 0) {
     throw new ValidationError(`${what} must be a non-negative integer.`)
@@ -48,6 +56,9 @@ export function validateSessionData(session: SessionData): SessionData {
     throw new ValidationError(`session.state '${String(session.state)}' is unknown.`)
   if (typeof session.tokenUsage !== 'object' || session.tokenUsage === null) {
     throw new ValidationError('session.tokenUsage must be a TokenUsage object.')
+  }
+  for (const key of ['cwd', 'model', 'systemPrompt', 'providerSessionId', 'userId', 'appName'] as const) {
+    optionalString(session[key], `session.${key}`)
   }
   optionalString(session.activeAgent, 'session.activeAgent')
   optionalString(session.parentSessionId, 'session.parentSessionId')
