@@ -38,12 +38,25 @@ export function readResponse(
   // events (bursts that never yield to the timer): no clock call per event.
   let count = 0
   const clock = new CheckpointClock(checkpointIntervalMs)
-  return new Promise<Final | undefined>((resolve, reject) => {
-    const fail = (error: unknown): void => {
+  return new Promise<Final | undefined>((resolveResponse, rejectResponse) => {
+    // Settled once; an event the adapter yields after that (a failed checkpoint ended the
+    // request while it was waiting) is ignored.
+    let settled = false
+    // Whether the loop is waiting for the adapter's next event (and not for a write or the consumer).
+    let waiting = false
+    const resolve = (value: Final | undefined): void => {
+      settled = true
       clock.stop()
-      reject(error)
+      resolveResponse(value)
+    }
+    const fail = (error: unknown): void => {
+      if (settled) return
+      settled = true
+      clock.stop()
+      rejectResponse(error)
     }
     const pull = (): void => {
+      waiting = true
       try {
         iterator.next().then(onNext, fail)
       } catch (error) {
@@ -55,16 +68,30 @@ export function readResponse(
       if (sink?.full) waitForConsumer(context, sink, partial).then(pull, fail)
       else pull()
     }
+    // A provider that stalls mid-reply: the text so far is saved when the interval is up, not
+    // only when the next event arrives (which may be never, before a crash).
+    clock.onDue = () => {
+      if (!waiting || settled || final !== undefined) return
+      const ms = partial.msUntilCheckpoint(checkpointIntervalMs)
+      if (ms === undefined) return // nothing new since the last checkpoint: the next event decides
+      if (ms > 0) {
+        clock.restart(ms)
+        return
+      }
+      context.saveCheckpoint(partial.checkpoint(context.sessionId)).then(() => {
+        if (!settled) clock.restart()
+      }, fail)
+    }
     const onNext = (next: IteratorResult<AdapterMessage>): void => {
+      waiting = false
+      if (settled) return
       // Aborted while waiting: the request already settled; touch nothing.
       if (signal.aborted) {
-        clock.stop()
         resolve(undefined)
         return
       }
       if (next.done === true) {
         state.finished = true
-        clock.stop()
         resolve(final)
         return
       }
@@ -126,9 +153,13 @@ function handle(
   }
 }
 
-/** A flag raised by a timer once per checkpoint interval, so the hot loop need not read the clock. */
+/**
+ * A flag raised by a timer once per checkpoint interval, so the hot loop need not read the clock;
+ * {@link CheckpointClock.onDue} runs when it is raised.
+ */
 class CheckpointClock {
   maybeDue: boolean
+  onDue: (() => void) | undefined
   readonly #intervalMs: number
   #timer: ReturnType<typeof setTimeout> | undefined
 
@@ -138,13 +169,15 @@ class CheckpointClock {
     this.restart()
   }
 
-  restart(): void {
+  /** Lowers the flag and raises it again in `ms` (default: one interval). */
+  restart(ms: number = this.#intervalMs): void {
     if (this.#intervalMs <= 0) return
     this.maybeDue = false
     clearTimeout(this.#timer)
     this.#timer = setTimeout(() => {
       this.maybeDue = true
-    }, this.#intervalMs)
+      this.onDue?.()
+    }, ms)
     this.#timer.unref?.()
   }
 
