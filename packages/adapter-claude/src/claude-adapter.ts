@@ -129,6 +129,16 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
     this.#effectiveApiVersion = settings.apiVersion ?? sdkDefaultApiVersion()
   }
 
+  /**
+   * Refuses, before the kernel stores anything, every option value {@link ClaudeAdapter.stream}
+   * would refuse: it builds the request body of a one-word prompt with these options.
+   *
+   * @throws {ValidationError} naming the option.
+   */
+  checkOptions(options: AdapterStreamOptions): void {
+    this.#buildRequest('.', { ...options, history: [] })
+  }
+
   /** Sends one Messages API request through the SDK and hands its raw response to the shared reader. */
   protected override async openStream(
     prompt: string | ContentBlock[],

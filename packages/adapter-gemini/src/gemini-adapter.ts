@@ -9,7 +9,7 @@ import { readBaseUrl, readEnv, readIdleTimeoutMs, readProviderOptions } from '@a
 import { readStringOption, ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
 import { checkSendOptions, conflictingOutputOption } from '@agentx/core/provider'
 import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
-import { type GenerateContentConfig, GoogleGenAI, type HttpOptions, type Tool } from '@google/genai'
+import { type Content, type GenerateContentConfig, GoogleGenAI, type HttpOptions, type Tool } from '@google/genai'
 import { convertToGeminiContents } from './convert-to-gemini-contents.js'
 import { geminiIdentity, mapGeminiError } from './map-gemini-error.js'
 import { GeminiStreamMapper } from './map-gemini-stream.js'
@@ -134,13 +134,21 @@ export class GeminiAdapter extends ServerSentEventAdapter {
     this.#baseFetch = baseFetch
   }
 
-  /** Sends one request through the SDK, which checks its status; the raw response goes to the shared reader. */
-  protected override async openStream(
+  /**
+   * Refuses, before the kernel stores anything, every option value {@link GeminiAdapter.stream}
+   * would refuse: it prepares the request of a one-word prompt with these options.
+   *
+   * @throws {ValidationError} naming the option.
+   */
+  checkOptions(options: AdapterStreamOptions): void {
+    this.#prepare('.', { ...options, history: [] })
+  }
+
+  /** The request's contents and its configuration from the options (no I/O); throws for bad input. */
+  #prepare(
     prompt: string | ContentBlock[],
     options: AdapterStreamOptions,
-    signal: AbortSignal,
-  ): Promise<OpenedEventStream> {
-    // Bad input fails here, before any request.
+  ): { config: GenerateContentConfig; contents: Content[] } {
     checkSendOptions(this.#identity, options)
     const extra = readProviderOptions(
       this.#identity,
@@ -158,23 +166,7 @@ export class GeminiAdapter extends ServerSentEventAdapter {
       history: options.history,
       systemPrompt: options.systemPrompt,
     })
-    const baseFetch = this.#baseFetch ?? globalThis.fetch
-    let response: Response | undefined
-    const config: GenerateContentConfig = {
-      ...extra,
-      abortSignal: signal,
-      // The adapter reads the stream; the SDK's function-calling and continuation loops stay off.
-      automaticFunctionCalling: { disable: true },
-      automaticContinuation: false,
-      httpOptions: {
-        fetch: async (input, init) => {
-          response = await baseFetch(input, init)
-          return response
-        },
-        // A client passed in may have retries configured; a single attempt keeps retrying the kernel's job.
-        ...(this.#ownClient ? {} : { retryOptions: { attempts: 1 } }),
-      },
-    }
+    const config: GenerateContentConfig = { ...extra }
     if (conversation.systemInstruction) config.systemInstruction = conversation.systemInstruction
     if (options.tools !== undefined && options.tools.length > 0) config.tools = toGeminiTools(options.tools)
     if (options.maxOutputTokens !== undefined) config.maxOutputTokens = options.maxOutputTokens
@@ -189,11 +181,39 @@ export class GeminiAdapter extends ServerSentEventAdapter {
       config.responseMimeType = JSON_MIME_TYPE
       config.responseJsonSchema = options.output.schema
     }
+    return { config, contents: conversation.contents }
+  }
+
+  /** Sends one request through the SDK, which checks its status; the raw response goes to the shared reader. */
+  protected override async openStream(
+    prompt: string | ContentBlock[],
+    options: AdapterStreamOptions,
+    signal: AbortSignal,
+  ): Promise<OpenedEventStream> {
+    // Bad input fails here, before any request.
+    const { config: requestConfig, contents } = this.#prepare(prompt, options)
+    const baseFetch = this.#baseFetch ?? globalThis.fetch
+    let response: Response | undefined
+    const config: GenerateContentConfig = {
+      ...requestConfig,
+      abortSignal: signal,
+      // The adapter reads the stream; the SDK's function-calling and continuation loops stay off.
+      automaticFunctionCalling: { disable: true },
+      automaticContinuation: false,
+      httpOptions: {
+        fetch: async (input, init) => {
+          response = await baseFetch(input, init)
+          return response
+        },
+        // A client passed in may have retries configured; a single attempt keeps retrying the kernel's job.
+        ...(this.#ownClient ? {} : { retryOptions: { attempts: 1 } }),
+      },
+    }
     try {
       // Sends the request and checks its status; its own stream reader is never started.
       await this.#client.models.generateContentStream({
         model: options.model || this.#model,
-        contents: conversation.contents,
+        contents,
         config,
       })
     } catch (error) {

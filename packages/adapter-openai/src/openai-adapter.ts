@@ -116,6 +116,22 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
     }
   }
 
+  /**
+   * Refuses, before the kernel stores anything, every option value {@link OpenAIAdapter.stream}
+   * would refuse (reserved or conflicting `providerOptions` fields, bad option types): it builds
+   * the request body of the configured API with these options and no history.
+   *
+   * @throws {ValidationError} naming the option.
+   */
+  checkOptions(options: AdapterStreamOptions): void {
+    checkSendOptions(this.#identity, options)
+    const extra = readProviderOptions(this.#identity, options.providerOptions, OWNED_FIELDS)
+    const model = options.model || this.#model || 'unset'
+    const empty = { ...options, history: [] }
+    if (this.api === 'chat') this.#chatBody(model, '.', empty, extra)
+    else this.#responsesBody(model, empty, extra)
+  }
+
   async #openResponses(
     model: string,
     prompt: string | ContentBlock[],
@@ -123,29 +139,7 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
     extra: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<Response> {
-    const body: Record<string, unknown> = { ...extra, model, stream: true }
-    if (options.systemPrompt !== undefined && options.systemPrompt !== '')
-      body.instructions = options.systemPrompt
-    if (options.tools && options.tools.length > 0) {
-      body.tools = options.tools.map((tool) => ({
-        type: 'function',
-        name: tool.name,
-        description: tool.description,
-        parameters: tool.inputSchema,
-        strict: false,
-      }))
-    }
-    if (options.maxOutputTokens !== undefined) body.max_output_tokens = options.maxOutputTokens
-    if (options.temperature !== undefined) body.temperature = options.temperature
-    if (options.output !== undefined) {
-      // Structured output is `text.format`; the other `text` fields (`verbosity`) stay.
-      const text = extra.text
-      if (text !== undefined && !isObject(text))
-        throw invalidOption(this.#identity, 'providerOptions.openai.text', 'an object', text)
-      if (text?.format !== undefined && text.format !== null)
-        throw conflictingOutputOption(this.#identity, 'text.format')
-      body.text = { ...text, format: { type: 'json_schema', ...toOpenAIJsonSchemaFormat(options.output) } }
-    }
+    const body = this.#responsesBody(model, options, extra)
     if (extra.conversation !== undefined && extra.conversation !== null) {
       // A Conversations API conversation holds the history and excludes previous_response_id.
       const since = options.resume ? messagesAfterResponse(options.history, options.resume) : []
@@ -172,6 +166,34 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
     }
     const input = convertToOpenAIResponsesInput(options.history, prompt, { pairToolCalls: true })
     return await this.#post('/responses', { ...body, input }, signal)
+  }
+
+  /** The Responses API request body without its input: validates the options it takes in. */
+  #responsesBody(model: string, options: AdapterStreamOptions, extra: Record<string, unknown>): Record<string, unknown> {
+    const body: Record<string, unknown> = { ...extra, model, stream: true }
+    if (options.systemPrompt !== undefined && options.systemPrompt !== '')
+      body.instructions = options.systemPrompt
+    if (options.tools && options.tools.length > 0) {
+      body.tools = options.tools.map((tool) => ({
+        type: 'function',
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.inputSchema,
+        strict: false,
+      }))
+    }
+    if (options.maxOutputTokens !== undefined) body.max_output_tokens = options.maxOutputTokens
+    if (options.temperature !== undefined) body.temperature = options.temperature
+    if (options.output !== undefined) {
+      // Structured output is `text.format`; the other `text` fields (`verbosity`) stay.
+      const text = extra.text
+      if (text !== undefined && !isObject(text))
+        throw invalidOption(this.#identity, 'providerOptions.openai.text', 'an object', text)
+      if (text?.format !== undefined && text.format !== null)
+        throw conflictingOutputOption(this.#identity, 'text.format')
+      body.text = { ...text, format: { type: 'json_schema', ...toOpenAIJsonSchemaFormat(options.output) } }
+    }
+    return body
   }
 
   #chatBody(

@@ -1,5 +1,12 @@
 import { type FakeProvider, type Scenario, startFakeProvider } from '@agentx/contract-tests'
-import { type AdapterMessage, type AdapterStreamOptions, isAdapterError, ValidationError } from '@agentx/core'
+import {
+  type AdapterMessage,
+  type AdapterStreamOptions,
+  createAgent,
+  InMemoryPersister,
+  isAdapterError,
+  ValidationError,
+} from '@agentx/core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { DIALECT_FIXTURES, type DialectFixture } from './dialect-fixtures.js'
 
@@ -104,6 +111,24 @@ describe.each(DIALECT_FIXTURES)('$name', (fixture: DialectFixture) => {
       `the ${fixture.label} adapter (provider '${fixture.provider}')`,
     )
     expect(fake.requests).toHaveLength(0)
+  })
+
+  it('refuses such an option through the agent before anything is stored: the session is not poisoned', async () => {
+    const persister = new InMemoryPersister()
+    const agent = createAgent({ model: 'parity-model' }, { adapter: adapter(), persister })
+    const session = await agent.createSession()
+    const refused = [fixture.unsupported.options, { providerOptions: { [fixture.provider]: 'fast' } }]
+    for (const sendOptions of refused) {
+      await expect(session.send('REFUSED TEXT', sendOptions)).rejects.toBeInstanceOf(ValidationError)
+    }
+    expect(fake.requests).toHaveLength(0)
+    expect(session.state).toBe('created')
+    expect(await persister.getMessages(session.id)).toEqual([])
+    fake.enqueue(text())
+    expect((await session.send('good text')).text).toBe(LONG_TEXT)
+    expect(fake.requests).toHaveLength(1)
+    expect(fake.requests[0]!.received.body).not.toContain('REFUSED TEXT')
+    await agent.close()
   })
 
   it('checks maxOutputTokens and temperature of a send the one way, before the request', async () => {

@@ -64,4 +64,12 @@ export interface AgentAdapter {
   getName(): string
   /** Streams one model response for `prompt` after `options.history`. */
   stream(prompt: string | ContentBlock[], options: AdapterStreamOptions): AsyncIterable<AdapterMessage>
+  /**
+   * Optional: throws a `ValidationError` (naming the option) for a send option this adapter would
+   * refuse — a reserved or conflicting `providerOptions` field, a sampling option the API version
+   * does not take, an output schema it cannot send. The kernel calls it before a send stores or
+   * sends anything (with `history` empty and no `signal` or `resume`), so a refused option writes
+   * nothing and cannot poison the session. Synchronous and without I/O.
+   */
+  checkOptions?(options: AdapterStreamOptions): void
 }

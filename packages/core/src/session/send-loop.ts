@@ -17,7 +17,14 @@ import { type Continuation, continuationForRetry } from './continuation.js'
 import { handoffTarget } from './handoffs.js'
 import { compactBeforeRequest, compactionFor } from './compaction.js'
 import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
-import { partialAgentName, profileFor, stampAgentName, streamOptionsFor, toolsFor } from './send-profile.js'
+import {
+  checkAdapterOptions,
+  partialAgentName,
+  profileFor,
+  stampAgentName,
+  streamOptionsFor,
+  toolsFor,
+} from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent } from './session-events.js'
 import { checkAgainst, type SchemaLike } from '../tools/schema.js'
@@ -60,7 +67,9 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     const batch = run.input.kind === 'retry' ? undefined : await waitingBatch(core, tools, signal)
     const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
     const retryFrom = run.input.kind === 'retry' ? retryContinuation(core) : undefined
+    checkAdapterOptions(core, { tools, options, signal, profile })
     started = true
+    if (retryFrom !== undefined) core.setState('active', emit)
     const opening = retryFrom ?? (await open(core, run, tools, signal, batch, answers))
     let { prompt, historyEnd } = 'waiting' in opening ? { prompt: '', historyEnd: 0 } : opening
     const maxSteps = options.maxSteps ?? core.options.maxSteps
@@ -206,7 +215,6 @@ function retryContinuation(core: SessionCore): Continuation {
       state: core.data.state,
     })
   }
-  core.setState('active', core.run?.emit)
   return continuation
 }
 

@@ -1,5 +1,6 @@
 import type { AdapterStreamOptions, AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AnyMessage } from '../contracts/messages.js'
+import { isAgentError } from '../errors/agent-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { toJsonSchema } from '../tools/schema.js'
 import type { Tool } from '../tools/tool.js'
@@ -104,4 +105,31 @@ export function streamOptionsFor(
     }
   }
   return streamOptions
+}
+
+/**
+ * Asks the adapter of `profile` whether it takes the send's options (`AgentAdapter.checkOptions`),
+ * before anything is stored: a refused option rejects the send with a `ValidationError` and
+ * leaves the session as it was (DESIGN §3). An adapter without the method is not asked.
+ */
+export function checkAdapterOptions(
+  core: SessionCore,
+  request: { tools: Map<string, Tool>; options: SendOptions; signal: AbortSignal; profile: SessionProfile },
+): void {
+  const adapter = request.profile.adapter ?? core.adapter
+  if (typeof adapter.checkOptions !== 'function') return
+  const { signal: _signal, resume: _resume, ...streamOptions } = streamOptionsFor(core, {
+    ...request,
+    historyEnd: 0,
+    adapter,
+  })
+  try {
+    adapter.checkOptions({ ...streamOptions, history: [] })
+  } catch (error) {
+    if (isAgentError(error)) throw error
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new ValidationError(`The adapter '${adapter.getName()}' refused the send's options: ${reason}`, {
+      cause: error,
+    })
+  }
 }
