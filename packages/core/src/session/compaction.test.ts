@@ -805,3 +805,84 @@ describe('compaction: planning and configuration', () => {
     )
   })
 })
+
+describe('what compaction keeps together', () => {
+  const lookup: Tool = {
+    name: 'lookup',
+    description: 'looks up',
+    inputSchema: { type: 'object' },
+    execute: () => 'data',
+  }
+
+  it('automatic compaction in a tool loop with keepRecentMessages 0 keeps the prompt and the call it answers', async () => {
+    const summariser = new ScriptedAdapter([summaryTurn('SUMMARY')])
+    const model = new ScriptedAdapter([
+      reply('r0', 10),
+      toolCallTurn([{ id: 'call_1', name: 'lookup', input: {} }], { usage: usage(5000, 1) }),
+      reply('final', 10),
+    ])
+    const agent = createAgent(
+      { model: 'm', tools: [lookup], compaction: { thresholdTokens: 1000, keepRecentMessages: 0, adapter: summariser } },
+      { adapter: model, persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    await session.send('q0')
+    await session.send('q1') // step 1 calls lookup; step 2 is preceded by a compaction
+    const summary = (await session.getMessages()).find((m) => m.compaction !== undefined)
+    // Only the first turn is summarised: the second (its question, the call, the prompt) is kept.
+    expect(summary?.compaction?.throughSeq).toBe(1)
+    const request = model.calls[2]!
+    expect(shape(request.options.history)).toEqual(['system:summary', 'user:q1', 'agent:3'])
+    expect(request.options.history[2]!.content).toEqual([
+      expect.objectContaining({ type: 'tool_use', id: 'call_1' }),
+    ])
+    expect(request.prompt).toEqual([expect.objectContaining({ type: 'tool_result', toolUseId: 'call_1' })])
+    await agent.close()
+  })
+
+  it('a kept answer keeps its question, also when a tool step came between them', async () => {
+    const model = new ScriptedAdapter([
+      toolCallTurn([{ id: 'c1', name: 'lookup', input: {} }]),
+      textTurn('Answer to Q0'),
+      textTurn('Answer to Q1'),
+      summaryTurn('SUMMARY'),
+    ])
+    const agent = createAgent({ model: 'm', tools: [lookup] }, { adapter: model, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    await session.send('Q0') // 0 user, 1 agent (tool call), 2 tool, 3 agent answer
+    await session.send('Q1') // 4 user, 5 agent
+    // The last 3 would start at the answer to Q0: the kept part grows to its question, the whole conversation.
+    await expect(session.compact({ keepRecentMessages: 3 })).rejects.toBeInstanceOf(SessionStateError)
+    const summary = await session.compact({ keepRecentMessages: 2 })
+    expect(summary.compaction?.throughSeq).toBe(3)
+    await agent.close()
+  })
+
+  it('planCompaction: only the last turn, when longer than what is kept, is cut between its steps', () => {
+    const at = (seq: number, type: AnyMessage['type'], content: AnyMessage['content'] = `m${seq}`): AnyMessage => ({
+      id: `id-${seq}`,
+      sessionId: 's',
+      seq,
+      type,
+      content,
+      timestamp: '2026-01-01T00:00:00.000Z',
+    })
+    const call = (id: string): ContentBlock[] => [{ type: 'tool_use', id, name: 'lookup', input: {} }]
+    const result = (id: string): ContentBlock[] => [{ type: 'tool_result', toolUseId: id, content: 'data' }]
+    const loop = [
+      at(0, 'user'),
+      at(1, 'agent', call('a')),
+      at(2, 'tool', result('a')),
+      at(3, 'agent', call('b')),
+      at(4, 'tool', result('b')),
+      at(5, 'agent', call('c')),
+      at(6, 'tool', result('c')),
+    ]
+    // One long turn: cut before a step's call, never before a result.
+    expect(planCompaction(loop, loop.length, 2)?.throughSeq).toBe(4)
+    expect(planCompaction(loop, loop.length, 3)?.throughSeq).toBe(2)
+    // With an earlier turn before it, the earlier turn goes whole and the last turn stays whole.
+    const twoTurns = [at(0, 'user'), at(1, 'agent'), ...loop.map((m) => at(m.seq + 2, m.type, m.content))]
+    expect(planCompaction(twoTurns, twoTurns.length, 2)?.throughSeq).toBe(1)
+  })
+})

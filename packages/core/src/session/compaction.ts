@@ -139,11 +139,12 @@ export interface CompactionPlan {
 
 /**
  * Picks what to summarise among the first `end` messages: everything the model sees since the
- * latest summary except the last `keepRecentMessages`. The kept tail never starts with a `tool`
- * message (tool results stay with their calls) nor with an agent message right after a user
- * message (a question stays with its answer), and a final agent message with tool calls is kept
- * even when `keepRecentMessages` is `0` (its calls are still waiting for results). `undefined`
- * when nothing is old enough to summarise.
+ * latest summary except the last `keepRecentMessages`. The kept tail grows back to the user
+ * message that opened its first turn (a question stays with its answer, tool results with their
+ * calls); only the last turn, when it alone is longer than that (a long tool loop), is cut
+ * between two of its steps instead, never before a `tool` message. A final agent message with tool calls is kept even when `keepRecentMessages`
+ * is `0` (its calls are still waiting for results). `undefined` when nothing is old enough to
+ * summarise.
  */
 export function planCompaction(
   messages: readonly AnyMessage[],
@@ -155,8 +156,19 @@ export function planCompaction(
   let cut = Math.max(0, visible.length - keepRecentMessages)
   const last = visible[visible.length - 1]
   if (cut === visible.length && last !== undefined && hasToolCalls(last)) cut -= 1
-  while (cut > 0 && visible[cut]?.type === 'tool') cut -= 1
-  if (cut > 0 && visible[cut]?.type === 'agent' && visible[cut - 1]!.type === 'user') cut -= 1
+  if (cut < visible.length) {
+    // The kept part starts with the user message of its first turn, so a question stays with
+    // its answer and tool results with their calls.
+    let turnStart = cut
+    while (turnStart > 0 && visible[turnStart]!.type !== 'user') turnStart -= 1
+    if (turnStart > 0) cut = turnStart
+    else if (visible.some((message, index) => index > cut && message.type === 'user')) cut = 0
+    else {
+      // The last turn alone is longer than what is kept (a long tool loop): cut between its
+      // steps, never between a call and its result.
+      while (cut > 0 && visible[cut]!.type === 'tool') cut -= 1
+    }
+  }
   if (cut === 0) return undefined
   return { previous, messages: visible.slice(0, cut), throughSeq: visible[cut - 1]!.seq }
 }
@@ -259,8 +271,9 @@ export async function compactBeforeRequest(
   const { settings, request } = step
   if (settings === undefined || run.compactionFailed) return undefined
   if (estimateRequestTokens({ ...request, prompt: step.prompt }) <= settings.thresholdTokens) return undefined
-  const keep = settings.keepRecentMessages ?? DEFAULT_KEEP_RECENT_MESSAGES
-  // The prompt (at `historyEnd`) may be kept, never summarised.
+  // The prompt (at `historyEnd`) is sent as the prompt, so it is always kept, never summarised:
+  // with `keepRecentMessages: 0` too.
+  const keep = Math.max(1, settings.keepRecentMessages ?? DEFAULT_KEEP_RECENT_MESSAGES)
   return summarizeInto(core, run, {
     end: step.historyEnd + 1,
     keep,
@@ -301,7 +314,7 @@ export async function compactNow(
   })
   if (message === undefined) {
     throw new SessionStateError(
-      `Session ${core.id} has nothing to compact: no message is older than the last ${keep} since the latest summary.`,
+      `Session ${core.id} has nothing to compact: no whole turn is older than the last ${keep} messages since the latest summary (the kept part grows to whole turns, so that a question stays with its answer).`,
       { state: core.data.state },
     )
   }
