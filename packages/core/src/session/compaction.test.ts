@@ -829,7 +829,7 @@ describe('what compaction keeps together', () => {
     await session.send('q0')
     await session.send('q1') // step 1 calls lookup; step 2 is preceded by a compaction
     const summary = (await session.getMessages()).find((m) => m.compaction !== undefined)
-    // Only the first turn is summarised: the second (its question, the call, the prompt) is kept.
+    // Only the first turn is summarised: the running loop (its question, the call, the prompt) is kept.
     expect(summary?.compaction?.throughSeq).toBe(1)
     const request = model.calls[2]!
     expect(shape(request.options.history)).toEqual(['system:summary', 'user:q1', 'agent:3'])
@@ -858,7 +858,7 @@ describe('what compaction keeps together', () => {
     await agent.close()
   })
 
-  it('planCompaction: only the last turn, when longer than what is kept, is cut between its steps', () => {
+  it('planCompaction: only a tool loop still running is cut between its steps; finished turns stay whole', () => {
     const at = (seq: number, type: AnyMessage['type'], content: AnyMessage['content'] = `m${seq}`): AnyMessage => ({
       id: `id-${seq}`,
       sessionId: 's',
@@ -881,8 +881,12 @@ describe('what compaction keeps together', () => {
     // One long turn: cut before a step's call, never before a result.
     expect(planCompaction(loop, loop.length, 2)?.throughSeq).toBe(4)
     expect(planCompaction(loop, loop.length, 3)?.throughSeq).toBe(2)
-    // With an earlier turn before it, the earlier turn goes whole and the last turn stays whole.
+    // The same loop after an earlier turn: still cut between its steps.
     const twoTurns = [at(0, 'user'), at(1, 'agent'), ...loop.map((m) => at(m.seq + 2, m.type, m.content))]
-    expect(planCompaction(twoTurns, twoTurns.length, 2)?.throughSeq).toBe(1)
+    expect(planCompaction(twoTurns, twoTurns.length, 2)?.throughSeq).toBe(6)
+    // Once answered, the loop is a finished turn: kept whole, or nothing but the turn before it goes.
+    const answered = [...twoTurns, at(9, 'agent')]
+    expect(planCompaction(answered, answered.length, 2)?.throughSeq).toBe(1)
+    expect(planCompaction(loop.concat(at(7, 'agent')), 8, 2)).toBeUndefined()
   })
 })

@@ -141,7 +141,7 @@ export interface CompactionPlan {
  * Picks what to summarise among the first `end` messages: everything the model sees since the
  * latest summary except the last `keepRecentMessages`. The kept tail grows back to the user
  * message that opened its first turn (a question stays with its answer, tool results with their
- * calls); only the last turn, when it alone is longer than that (a long tool loop), is cut
+ * calls); only a tool loop still running (the last turn, ending in tool calls or results) is cut
  * between two of its steps instead, never before a `tool` message. A final agent message with tool calls is kept even when `keepRecentMessages`
  * is `0` (its calls are still waiting for results). `undefined` when nothing is old enough to
  * summarise.
@@ -157,16 +157,16 @@ export function planCompaction(
   const last = visible[visible.length - 1]
   if (cut === visible.length && last !== undefined && hasToolCalls(last)) cut -= 1
   if (cut < visible.length) {
-    // The kept part starts with the user message of its first turn, so a question stays with
-    // its answer and tool results with their calls.
-    let turnStart = cut
-    while (turnStart > 0 && visible[turnStart]!.type !== 'user') turnStart -= 1
-    if (turnStart > 0) cut = turnStart
-    else if (visible.some((message, index) => index > cut && message.type === 'user')) cut = 0
-    else {
-      // The last turn alone is longer than what is kept (a long tool loop): cut between its
-      // steps, never between a call and its result.
+    const inLastTurn = !visible.some((message, index) => index > cut && message.type === 'user')
+    const inProgress = last!.type === 'tool' || hasToolCalls(last!)
+    if (inLastTurn && inProgress) {
+      // A tool loop still running: cut between two of its steps, never between a call and its
+      // result, and its first step stays with the question.
       while (cut > 0 && visible[cut]!.type === 'tool') cut -= 1
+      if (cut > 0 && visible[cut]!.type === 'agent' && visible[cut - 1]!.type === 'user') cut -= 1
+    } else {
+      // A finished turn is kept whole: a question stays with its answer, tool results with their calls.
+      while (cut > 0 && visible[cut]!.type !== 'user') cut -= 1
     }
   }
   if (cut === 0) return undefined
