@@ -494,3 +494,27 @@ async function waitFor(condition: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 1))
   }
 }
+
+describe('profiles on other adapters', () => {
+  it('gives invoke_agent the provider of the profile that runs the send, in the span and the duration metric', async () => {
+    const billingAdapter = new ScriptedAdapter([textTurn('billing answer')], { name: 'openai' })
+    const { harness, agent } = setup([textTurn('default answer')], {
+      config: { agents: { billing: { description: 'Billing', adapter: billingAdapter } } },
+    })
+    const session = await agent.createSession()
+    await session.send('hello')
+    await session.send('my invoice', { agent: 'billing' })
+
+    const invokes = (await harness.spans()).filter((span) => span.name.startsWith('invoke_agent'))
+    expect(invokes.map((span) => [span.name, span.attributes['gen_ai.provider.name']])).toEqual([
+      ['invoke_agent default', 'anthropic'],
+      ['invoke_agent billing', 'openai'],
+    ])
+    const duration = await harness.histogram('gen_ai.client.operation.duration')
+    const invokeProviders = duration.points
+      .filter((point) => point.attributes['gen_ai.operation.name'] === 'invoke_agent')
+      .map((point) => point.attributes['gen_ai.provider.name'])
+      .sort()
+    expect(invokeProviders).toEqual(['anthropic', 'openai'])
+  })
+})

@@ -98,6 +98,8 @@ export class SessionTrace {
   #pendingUser: ObservedMessage | undefined
   #stepInput: ObservedMessage | undefined
   #lastReply: ObservedMessage | undefined
+  /** Whether the send traced now has had its first `step-start`. */
+  #stepSeen = false
 
   constructor(telemetry: Telemetry, sessionId: string, options: SessionTraceOptions = {}) {
     this.#telemetry = telemetry
@@ -234,6 +236,7 @@ export class SessionTrace {
     const { tracer, recordContent } = this.#telemetry
     this.#invokeStart = now()
     this.#invokeProvider = this.#telemetry.provider()
+    this.#stepSeen = false
     this.#named = this.#agentName !== undefined
     this.#model = undefined
     this.#usage = emptyUsage()
@@ -321,7 +324,15 @@ export class SessionTrace {
       this.#invoke.setAttribute(GEN_AI.agentName, agent)
       this.#invoke.updateName(`${OPERATION.invokeAgent} ${agent}`)
     }
-    if (this.#invokeProvider === UNKNOWN_PROVIDER && provider !== UNKNOWN_PROVIDER) {
+    // `invoke_agent` is the provider of the send's first request (the profile it runs with may use
+    // another adapter than the agent's); a later step only fills in an unknown one.
+    const firstStep = !this.#stepSeen
+    this.#stepSeen = true
+    if (
+      provider !== UNKNOWN_PROVIDER &&
+      provider !== this.#invokeProvider &&
+      (firstStep || this.#invokeProvider === UNKNOWN_PROVIDER)
+    ) {
       this.#invokeProvider = provider
       this.#invoke.setAttribute(GEN_AI.providerName, provider)
     }
