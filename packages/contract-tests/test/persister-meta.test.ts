@@ -35,6 +35,7 @@ async function runPersister(
     rules,
     {
       ...withProcess,
+      expectedFailures: [],
       capabilities: PERSISTER_CAPABILITIES,
       kind: 'persister',
       knownCapabilities: PERSISTER_CAPABILITIES,
@@ -75,5 +76,19 @@ describe('persister rules against the reference and its broken variants', () => 
     expect(misses).toEqual([])
     const uncaught = persisterRules.filter((r) => r.level === 'MUST' && !caughtBy.has(r.id)).map((r) => r.id)
     expect(uncaught).toEqual([])
+  })
+})
+
+describe('persister kit options', () => {
+  it('takes expectedFailures as ids or as a record of id → reason, like the adapter kit', async () => {
+    const { createPersisterContractRun } = await import('../src/bindings/contract-runs.js')
+    for (const expectedFailures of [['P-SES-001'], { 'P-SES-001': 'a known gap' }]) {
+      const run = createPersisterContractRun({ ...referencePersisterOptions(), expectedFailures })
+      const entry = run.planned.find((planned) => planned.rule.id === 'P-SES-001')
+      expect(entry?.plan).toEqual({ kind: 'expect-failure' })
+    }
+    expect(() =>
+      createPersisterContractRun({ ...referencePersisterOptions(), expectedFailures: { 'P-XYZ-001': 'typo' } }),
+    ).toThrow(/'P-XYZ-001', which is not a rule id/)
   })
 })

@@ -32,7 +32,11 @@ export function createPersisterContractRun(
   return createContractRun<PersisterRuleContext, PersisterCapability>({
     kind: 'persister',
     rules: persisterRules,
-    options: normalised as typeof normalised & { capabilities?: readonly PersisterCapability[] },
+    options: {
+      ...(normalised as typeof normalised & { capabilities?: readonly PersisterCapability[] }),
+      expectedFailures: expectedFailureIds(options),
+      expectedFailureReasons: expectedFailureReasons(options),
+    },
     knownCapabilities: PERSISTER_CAPABILITIES,
     createContext: () => createPersisterRuleContext(normalised),
   })

@@ -77,13 +77,17 @@ export interface AdapterRuleContext {
 }
 
 /** Reasons given in an `expectedFailures` record (none for the array form). */
-export function expectedFailureReasons(options: AdapterContractOptions): Record<string, string> {
+export function expectedFailureReasons(options: {
+  readonly expectedFailures?: Readonly<Record<string, string>> | readonly string[]
+}): Record<string, string> {
   const expected = options.expectedFailures
   return expected === undefined || Array.isArray(expected) ? {} : { ...(expected as Record<string, string>) }
 }
 
 /** The ids listed in `expectedFailures`, whichever form it was given in. */
-export function expectedFailureIds(options: AdapterContractOptions): string[] {
+export function expectedFailureIds(options: {
+  readonly expectedFailures?: Readonly<Record<string, string>> | readonly string[]
+}): string[] {
   const expected = options.expectedFailures
   if (expected === undefined) return []
   return Array.isArray(expected) ? [...(expected as readonly string[])] : Object.keys(expected)

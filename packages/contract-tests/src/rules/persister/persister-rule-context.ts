@@ -69,8 +69,11 @@ export interface PersisterContractOptions {
    * Default is none.
    */
   readonly capabilities?: readonly (PersisterCapability | 'pagination')[]
-  /** Ids of rules known to fail; they must keep failing (see the README). Default is none. */
-  readonly expectedFailures?: readonly string[]
+  /**
+   * Rules known to fail, which must keep failing (see the README): their ids, or a record of id →
+   * reason (as for the adapter kit). Default is none.
+   */
+  readonly expectedFailures?: Readonly<Record<string, string>> | readonly string[]
   /** Per-rule time limit in ms unless the rule sets its own. Default is 15000. */
   readonly timeoutMs?: number
 }
