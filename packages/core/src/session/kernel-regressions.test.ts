@@ -164,6 +164,13 @@ describe('kernel v2 regressions: input is validated before anything is stored', 
     ['[null]', [null]],
     ['42', 42],
     ['a text block with a function', [{ type: 'text', text: 'x', providerMetadata: { f: () => 1 } }]],
+    ["an image with mediaType 'foo'", [{ type: 'image', mediaType: 'foo', data: 'AAAA' }]],
+    ["an image with mediaType 'text/plain'", [{ type: 'image', mediaType: 'text/plain', data: 'AAAA' }]],
+    ['an image whose data is not base64', [{ type: 'image', mediaType: 'image/png', data: '!!!' }]],
+    ['an image whose data is a data URL', [{ type: 'image', mediaType: 'image/png', data: 'data:image/png;base64,AAAA' }]],
+    ["an image with url 'not a url'", [{ type: 'image', mediaType: 'image/png', url: 'not a url' }]],
+    ['an image with a javascript: url', [{ type: 'image', mediaType: 'image/png', url: 'javascript:alert(1)' }]],
+    ['an image with a data URL that is not base64', [{ type: 'image', mediaType: 'image/png', url: 'data:image/png,%89PNG' }]],
   ]
   for (const [label, content] of bad) {
     it(`send(${label}) rejects with ValidationError, stores nothing, and does not poison the session`, async () => {
@@ -186,6 +193,20 @@ describe('kernel v2 regressions: input is validated before anything is stored', 
       await again.close()
     })
   }
+
+  it('well-formed images are taken: base64 data (padded or not), https and base64 data URLs', async () => {
+    const images = [
+      { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+      { type: 'image', mediaType: 'image/jpeg', data: 'AAAAAA' },
+      { type: 'image', mediaType: 'image/svg+xml', url: 'https://example.com/a.svg?x=%20' },
+      { type: 'image', mediaType: 'image/gif', url: 'data:image/gif;base64,R0lGODlh' },
+    ] as const
+    const adapter = new ScriptedAdapter([textTurn('seen')])
+    const agent = createAgent({}, { adapter, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    expect((await session.send([{ type: 'text', text: 'look' }, ...images])).text).toBe('seen')
+    await agent.close()
+  })
 
   it('bad send options reject with ValidationError before anything is stored', async () => {
     const persister = new InMemoryPersister()

@@ -102,15 +102,9 @@ function validateBlock(block: unknown, index: number, where: string): void {
         throw new ValidationError(`${at}.text must be a non-empty string.`)
       }
       break
-    case 'image': {
-      if (typeof value.mediaType !== 'string' || value.mediaType === '') {
-        throw new ValidationError(`${at}.mediaType must be a media type such as 'image/png'.`)
-      }
-      const hasData = typeof value.data === 'string' && value.data !== ''
-      const hasUrl = typeof value.url === 'string' && value.url !== ''
-      if (hasData === hasUrl) throw new ValidationError(`${at} needs either base64 data or a url.`)
+    case 'image':
+      checkImage(value, at)
       break
-    }
     case 'thinking':
     case 'tool_use':
       throw new ValidationError(`${at}: '${value.type}' blocks come from the model, not from a caller.`)
@@ -280,4 +274,48 @@ export function describe(value: unknown): string {
     return /^[\w.-]{0,24}$/.test(value) ? `'${value}'` : `a string of ${value.length} characters`
   if (typeof value === 'object') return 'an object'
   return `${typeof value} ${String(value)}`
+}
+
+/** An image media type: `image/` and a subtype (`png`, `jpeg`, `svg+xml`, …). */
+const IMAGE_MEDIA_TYPE = /^image\/[a-z0-9][a-z0-9.+-]*$/i
+/** Standard base64 (RFC 4648 §4), padding optional, no whitespace. */
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
+
+/**
+ * An image block a provider can take: an image media type and either base64 `data` or an
+ * absolute `url` (a base64 data URL included). A data URL given as `data` is refused with the fix.
+ */
+function checkImage(value: Record<string, unknown>, at: string): void {
+  if (typeof value.mediaType !== 'string' || !IMAGE_MEDIA_TYPE.test(value.mediaType)) {
+    throw new ValidationError(
+      `${at}.mediaType ${describe(value.mediaType)} is not an image media type such as 'image/png'.`,
+    )
+  }
+  const hasData = typeof value.data === 'string' && value.data !== ''
+  const hasUrl = typeof value.url === 'string' && value.url !== ''
+  if (hasData === hasUrl) throw new ValidationError(`${at} needs either base64 data or a url.`)
+  if (hasData) {
+    const data = value.data as string
+    if (data.startsWith('data:')) {
+      throw new ValidationError(
+        `${at}.data is a data URL; give only its base64 payload (after 'base64,') as data.`,
+      )
+    }
+    if (!BASE64.test(data) || data.length % 4 === 1) {
+      throw new ValidationError(`${at}.data is not base64 (A–Z, a–z, 0–9, '+', '/', '=' padding; no spaces).`)
+    }
+    return
+  }
+  const url = value.url as string
+  if (url.startsWith('data:')) {
+    // A base64 data URL is taken (the adapters send its payload); any other data URL is not.
+    const payload = /^data:[^;,]*(?:;[^,]*)?;base64,(.*)$/s.exec(url)?.[1]
+    if (payload === undefined || !BASE64.test(payload) || payload.length % 4 === 1) {
+      throw new ValidationError(`${at}.url is a data URL but not 'data:<media type>;base64,<base64>'.`)
+    }
+    return
+  }
+  if (!URL.canParse(url) || new URL(url).protocol === 'javascript:') {
+    throw new ValidationError(`${at}.url ${describe(url)} is not an absolute URL such as 'https://…'.`)
+  }
 }
