@@ -744,19 +744,17 @@ describe('compaction: with pending calls and retry', () => {
   })
 })
 
+/** A stored message of session `s` for the planning tests. */
+const message = (seq: number, type: AnyMessage['type'], content: AnyMessage['content'] = `m${seq}`): AnyMessage => ({
+  id: `id-${seq}`,
+  sessionId: 's',
+  seq,
+  type,
+  content,
+  timestamp: '2026-01-01T00:00:00.000Z',
+})
+
 describe('compaction: planning and configuration', () => {
-  const message = (
-    seq: number,
-    type: AnyMessage['type'],
-    content: AnyMessage['content'] = `m${seq}`,
-  ): AnyMessage => ({
-    id: `id-${seq}`,
-    sessionId: 's',
-    seq,
-    type,
-    content,
-    timestamp: '2026-01-01T00:00:00.000Z',
-  })
 
   it('plans nothing when every message is in the kept tail, and keeps a final call that waits for its result', () => {
     const messages = [message(0, 'user'), message(1, 'agent')]
@@ -859,14 +857,7 @@ describe('what compaction keeps together', () => {
   })
 
   it('planCompaction: only a tool loop still running is cut between its steps; finished turns stay whole', () => {
-    const at = (seq: number, type: AnyMessage['type'], content: AnyMessage['content'] = `m${seq}`): AnyMessage => ({
-      id: `id-${seq}`,
-      sessionId: 's',
-      seq,
-      type,
-      content,
-      timestamp: '2026-01-01T00:00:00.000Z',
-    })
+    const at = message
     const call = (id: string): ContentBlock[] => [{ type: 'tool_use', id, name: 'lookup', input: {} }]
     const result = (id: string): ContentBlock[] => [{ type: 'tool_result', toolUseId: id, content: 'data' }]
     const loop = [
