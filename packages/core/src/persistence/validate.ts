@@ -11,6 +11,11 @@ import { cloneJson } from './json-copy.js'
 
 const MESSAGE_TYPES = new Set(['user', 'agent', 'tool', 'system'])
 
+/** The optional text fields of a session, with the name an error gives them. */
+const OPTIONAL_TEXT_FIELDS = (['cwd', 'model', 'systemPrompt', 'providerSessionId', 'userId', 'appName'] as const).map(
+  (key) => [key, `session.${key}`] as const,
+)
+
 function requireId(value: unknown, what: string): void {
   if (typeof value !== 'string' || value.length === 0) {
     throw new ValidationError(`${what} must be a non-empty string.`)
@@ -57,9 +62,7 @@ export function validateSessionData(session: SessionData): SessionData {
   if (typeof session.tokenUsage !== 'object' || session.tokenUsage === null) {
     throw new ValidationError('session.tokenUsage must be a TokenUsage object.')
   }
-  for (const key of ['cwd', 'model', 'systemPrompt', 'providerSessionId', 'userId', 'appName'] as const) {
-    optionalString(session[key], `session.${key}`)
-  }
+  for (const [key, what] of OPTIONAL_TEXT_FIELDS) optionalString(session[key], what)
   optionalString(session.activeAgent, 'session.activeAgent')
   optionalString(session.parentSessionId, 'session.parentSessionId')
   optionalString(session.parentToolUseId, 'session.parentToolUseId')

@@ -142,9 +142,9 @@ export interface CompactionPlan {
  * latest summary except the last `keepRecentMessages`. The kept tail grows back to the user
  * message that opened its first turn (a question stays with its answer, tool results with their
  * calls); only a tool loop still running (the last turn, ending in tool calls or results) is cut
- * between two of its steps instead, never before a `tool` message. A final agent message with tool calls is kept even when `keepRecentMessages`
- * is `0` (its calls are still waiting for results). `undefined` when nothing is old enough to
- * summarise.
+ * between two of its steps instead, never before a `tool` message. A final agent message with
+ * tool calls is kept even when `keepRecentMessages` is `0` (its calls are still waiting for
+ * results). `undefined` when nothing is old enough to summarise.
  */
 export function planCompaction(
   messages: readonly AnyMessage[],

@@ -67,7 +67,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     const batch = run.input.kind === 'retry' ? undefined : await waitingBatch(core, tools, signal)
     const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
     const retryFrom = run.input.kind === 'retry' ? retryContinuation(core) : undefined
-    checkAdapterOptions(core, { tools, options, signal, profile })
+    checkAdapterOptions(core, { tools, options, profile })
     started = true
     if (retryFrom !== undefined) core.setState('active', emit)
     const opening = retryFrom ?? (await open(core, run, tools, signal, batch, answers))

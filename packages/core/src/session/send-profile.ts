@@ -66,12 +66,29 @@ export function streamOptionsFor(
     adapter: AgentAdapter
   },
 ): AdapterStreamOptions {
-  const { historyEnd, tools, options, signal, profile, adapter } = request
+  const streamOptions = requestOptionsFor(core, request)
+  streamOptions.history = historyWithCompaction(core.history.messages, request.historyEnd)
+  streamOptions.signal = request.signal
+  // A provider session id goes back only to the adapter that issued it; another one replays the history.
+  if (core.data.providerSessionId !== undefined && request.adapter === core.resumeIssuer()) {
+    streamOptions.resume = core.data.providerSessionId
+  }
+  return streamOptions
+}
+
+/**
+ * The options of a request from the send's options and the profile: everything but history
+ * (left empty), signal and resume.
+ */
+function requestOptionsFor(
+  core: SessionCore,
+  request: { tools: Map<string, Tool>; options: SendOptions; profile: SessionProfile },
+): AdapterStreamOptions {
+  const { tools, options, profile } = request
   const isDefault = profile.name === DEFAULT_PROFILE
   const streamOptions: AdapterStreamOptions = {
     model: options.model ?? (isDefault ? undefined : profile.model) ?? core.model,
-    history: historyWithCompaction(core.history.messages, historyEnd),
-    signal,
+    history: [],
   }
   const systemPrompt = withKnowledge(
     options.systemPrompt ?? (isDefault ? core.systemPrompt : profile.systemPrompt),
@@ -86,10 +103,6 @@ export function streamOptionsFor(
       // input is an object; the kernel still validates it before `execute`.
       inputSchema: toJsonSchema(inputSchema, `tool '${name}'`) ?? { type: 'object' },
     }))
-  }
-  // A provider session id goes back only to the adapter that issued it; another one replays the history.
-  if (core.data.providerSessionId !== undefined && adapter === core.resumeIssuer()) {
-    streamOptions.resume = core.data.providerSessionId
   }
   if (options.maxOutputTokens !== undefined) streamOptions.maxOutputTokens = options.maxOutputTokens
   if (options.temperature !== undefined) streamOptions.temperature = options.temperature
@@ -114,17 +127,12 @@ export function streamOptionsFor(
  */
 export function checkAdapterOptions(
   core: SessionCore,
-  request: { tools: Map<string, Tool>; options: SendOptions; signal: AbortSignal; profile: SessionProfile },
+  request: { tools: Map<string, Tool>; options: SendOptions; profile: SessionProfile },
 ): void {
   const adapter = request.profile.adapter ?? core.adapter
   if (typeof adapter.checkOptions !== 'function') return
-  const { signal: _signal, resume: _resume, ...streamOptions } = streamOptionsFor(core, {
-    ...request,
-    historyEnd: 0,
-    adapter,
-  })
   try {
-    adapter.checkOptions({ ...streamOptions, history: [] })
+    adapter.checkOptions(requestOptionsFor(core, request))
   } catch (error) {
     if (isAgentError(error)) throw error
     const reason = error instanceof Error ? error.message : String(error)

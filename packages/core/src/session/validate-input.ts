@@ -2,6 +2,7 @@ import type { ContentBlock } from '../contracts/messages.js'
 import type { AgentError } from '../errors/agent-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
+import { parseDataUrl } from '../provider/content-blocks.js'
 import type { Tool } from '../tools/tool.js'
 import { isStandardSchema, type SchemaLike, toJsonSchema } from '../tools/schema.js'
 import type { PendingAnswer } from './approvals.js'
@@ -281,6 +282,8 @@ const IMAGE_MEDIA_TYPE = /^image\/[a-z0-9][a-z0-9.+-]*$/i
 /** Standard base64 (RFC 4648 §4), padding optional, no whitespace. */
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
 
+const isBase64 = (text: string): boolean => BASE64.test(text) && text.length % 4 !== 1
+
 /**
  * An image block a provider can take: an image media type and either base64 `data` or an
  * absolute `url` (a base64 data URL included). A data URL given as `data` is refused with the fix.
@@ -301,7 +304,7 @@ function checkImage(value: Record<string, unknown>, at: string): void {
         `${at}.data is a data URL; give only its base64 payload (after 'base64,') as data.`,
       )
     }
-    if (!BASE64.test(data) || data.length % 4 === 1) {
+    if (!isBase64(data)) {
       throw new ValidationError(`${at}.data is not base64 (A–Z, a–z, 0–9, '+', '/', '=' padding; no spaces).`)
     }
     return
@@ -309,8 +312,8 @@ function checkImage(value: Record<string, unknown>, at: string): void {
   const url = value.url as string
   if (url.startsWith('data:')) {
     // A base64 data URL is taken (the adapters send its payload); any other data URL is not.
-    const payload = /^data:[^;,]*(?:;[^,]*)?;base64,(.*)$/s.exec(url)?.[1]
-    if (payload === undefined || !BASE64.test(payload) || payload.length % 4 === 1) {
+    const payload = parseDataUrl(url)?.data
+    if (payload === undefined || !isBase64(payload)) {
       throw new ValidationError(`${at}.url is a data URL but not 'data:<media type>;base64,<base64>'.`)
     }
     return
