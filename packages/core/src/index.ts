@@ -29,8 +29,8 @@ export { canTransition, SESSION_TRANSITIONS } from './session/session-state.js'
 export type { Durability, WriteRetryOptions } from './session/session-runtime-options.js'
 
 // Long conversations: compaction, knowledge, token estimates
-export type { CompactionOptions, CompactOptions } from './session/compaction.js'
-export { DEFAULT_COMPACTION_INSTRUCTIONS } from './session/compaction.js'
+export type { CompactionOptions, CompactOptions } from './session/compaction-options.js'
+export { DEFAULT_COMPACTION_INSTRUCTIONS } from './session/compaction-options.js'
 export type { KnowledgeEntry } from './agent/load-knowledge.js'
 export { estimateTokens } from './util/estimate-tokens.js'
 

@@ -2,7 +2,7 @@ import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { DEFAULT_PROFILE, type SessionProfile } from '../session/session-profile.js'
 import { agentToolProfile } from '../tools/agent-tool.js'
-import type { CompactionOptions } from '../session/compaction.js'
+import type { CompactionOptions } from '../session/compaction-options.js'
 import type { Tool } from '../tools/tool.js'
 
 /**

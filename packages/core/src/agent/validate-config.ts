@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { describe, isPlainObject, rejectUnknownKeys, validateTools } from '../session/validate-input.js'
-import { validateCompactionOptions } from '../session/compaction.js'
+import { validateCompactionOptions } from '../session/compaction-options.js'
 import { validateKnowledge } from './load-knowledge.js'
 import type { Tool } from '../tools/tool.js'
 import { SESSION_TRANSITIONS } from '../session/session-state.js'

@@ -15,12 +15,8 @@ import { ScriptedAdapter } from '../testing/scripted-adapter.js'
 import { textTurn, toolCallTurn, usage } from '../testing/stream-helpers.js'
 import type { Tool } from '../tools/tool.js'
 import type { Logger } from '../util/logger.js'
-import {
-  DEFAULT_COMPACTION_INSTRUCTIONS,
-  estimateRequestTokens,
-  historyWithCompaction,
-  planCompaction,
-} from './compaction.js'
+import { DEFAULT_COMPACTION_INSTRUCTIONS } from './compaction-options.js'
+import { estimateRequestTokens, historyWithCompaction, planCompaction } from './compaction-plan.js'
 import type { SessionEvent } from './session-events.js'
 
 const reply = (text: string, inputTokens: number) => textTurn(text, { usage: usage(inputTokens, 10) })

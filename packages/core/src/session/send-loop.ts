@@ -1,19 +1,11 @@
 import type { AdapterMessage } from '../contracts/agent-adapter.js'
-import type { AnyMessage, ContentBlock } from '../contracts/messages.js'
+import type { AnyMessage } from '../contracts/messages.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import type { PendingToolCall, Tool } from '../tools/tool.js'
 import { addUsage, emptyUsage } from '../util/token-usage.js'
-import {
-  checkAnswers,
-  findWaitingBatch,
-  type PendingAnswer,
-  pendingCalls,
-  repliedInstead,
-  type WaitingBatch,
-} from './approvals.js'
-import { type Continuation, continuationForRetry } from './continuation.js'
+import { checkAnswers, findWaitingBatch, pendingCalls, type WaitingBatch } from './approvals.js'
 import { handoffTarget } from './handoffs.js'
 import { compactBeforeRequest, compactionFor } from './compaction.js'
 import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
@@ -27,12 +19,9 @@ import {
 } from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent } from './session-events.js'
-import { checkAgainst, type SchemaLike } from '../tools/schema.js'
-import { closeWaitingChildren } from './subagents.js'
-import { type BatchContext, resultEvent, runBatch, toolCallsOf } from './tool-step.js'
-import { isAgentTool } from '../tools/agent-tool.js'
-
-const SUMMARY_LENGTH = 100
+import { parseOutput } from '../tools/structured-output.js'
+import { batchContext, openSend, retryContinuation, textOf } from './send-opening.js'
+import { runBatch, toolCallsOf } from './tool-step.js'
 
 /** The protected hooks of `BaseSession` that the loop calls. */
 export interface SendHooks {
@@ -70,7 +59,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     checkAdapterOptions(core, { tools, options, profile })
     started = true
     if (retryFrom !== undefined) core.setState('active', emit)
-    const opening = retryFrom ?? (await open(core, run, tools, signal, batch, answers))
+    const opening = retryFrom ?? (await openSend(core, run, tools, signal, batch, answers))
     let { prompt, historyEnd } = 'waiting' in opening ? { prompt: '', historyEnd: 0 } : opening
     const maxSteps = options.maxSteps ?? core.options.maxSteps
     const context = requestContext(core, run, signal, hooks)
@@ -207,93 +196,6 @@ export async function waitingBatch(
     waiting: core.data.state === 'waiting_input',
   })
 }
-
-function retryContinuation(core: SessionCore): Continuation {
-  const continuation = continuationForRetry(core.history.messages)
-  if (continuation === undefined) {
-    throw new SessionStateError(`Session ${core.id} has no user message to retry.`, {
-      state: core.data.state,
-    })
-  }
-  return continuation
-}
-
-/**
- * The opening of a send: the results of the batch the session waits on (answered, or closed
- * because the user wrote instead), then — for content — the user message.
- */
-async function open(
-  core: SessionCore,
-  run: SendRun,
-  tools: Map<string, Tool>,
-  signal: AbortSignal,
-  batch: WaitingBatch | undefined,
-  answers: Map<string, PendingAnswer> | undefined,
-): Promise<Continuation | { waiting: PendingToolCall[] }> {
-  const { emit } = run
-  if (run.input.kind === 'answers' && batch !== undefined && answers !== undefined) {
-    core.setState('active', emit)
-    core.data.lastActivity = new Date().toISOString()
-    void core.queue?.saveSession(core.toSessionData())
-    const outcome = await runBatch(batch.calls, tools, batchContext(core, run, signal), answers)
-    // A sub-agent stopped again for another answer: the batch keeps waiting.
-    if (outcome.kind === 'waiting') return { waiting: outcome.pending }
-    core.throwIfAborted(signal)
-    const historyEnd = core.history.messages.length
-    await core.write(core.append(core.newMessage('tool', outcome.results), run))
-    return { prompt: outcome.results, historyEnd }
-  }
-  const content = (run.input as { content: string | ContentBlock[] }).content
-  if (batch !== undefined) {
-    await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
-      isAgentTool(tools.get(call.name)),
-    )
-    const closed = repliedInstead(batch)
-    for (const result of closed) emit(resultEvent(result))
-    await core.write(core.append(core.newMessage('tool', closed), run))
-  }
-  const user = core.newMessage('user', content)
-  if (core.data.summary === '') core.data.summary = summarize(content)
-  const userSaved = core.append(user, run)
-  // In `sync` durability the user message is shown once durable: `state: active` follows it then.
-  const shownLater: SessionEvent[] = []
-  const sync = core.options.durability === 'sync' && core.queue !== undefined
-  core.setState('active', sync ? (event) => shownLater.push(event) : emit)
-  core.data.lastActivity = user.timestamp
-  await beforeModel(core, user, userSaved, run, shownLater)
-  return { prompt: content, historyEnd: core.history.messages.length - 1 }
-}
-
-/**
- * Saves the session as `active`; in `sync` durability waits for the user message and the
- * session. A send that fails here never reached the model: its user message is taken back unless
- * it already became durable, so it is never written later behind the caller's back.
- */
-async function beforeModel(
-  core: SessionCore,
-  user: AnyMessage,
-  userSaved: Promise<void> | undefined,
-  run: SendRun,
-  shownLater: SessionEvent[],
-): Promise<void> {
-  const sessionSaved = core.queue?.saveSession(core.toSessionData())
-  if (core.options.durability !== 'sync' || core.queue === undefined) return
-  try {
-    try {
-      await core.write(userSaved)
-    } finally {
-      for (const event of shownLater) run.emit(event)
-    }
-    await core.write(sessionSaved)
-  } catch (error) {
-    if ((await core.queue.retract(user)) === 'removed') {
-      core.history.removeLast(user.id)
-      run.produced.pop()
-    }
-    throw error
-  }
-}
-
 function requestContext(
   core: SessionCore,
   run: SendRun,
@@ -329,55 +231,4 @@ function requestContext(
     toError: (caught) => core.toError(caught, signal),
   }
   return context
-}
-
-function batchContext(core: SessionCore, run: SendRun, signal: AbortSignal): BatchContext {
-  return {
-    sessionId: core.id,
-    signal,
-    messages: core.history.messages,
-    emit: run.emit,
-    children: core.options.children,
-  }
-}
-
-function textOf(content: string | ContentBlock[]): string {
-  if (typeof content === 'string') return content
-  let text = ''
-  for (const block of content) if (block.type === 'text') text += block.text
-  return text
-}
-
-function summarize(content: string | ContentBlock[]): string {
-  const text = textOf(content).replace(/\s+/g, ' ').trim()
-  const characters = Array.from(text)
-  return characters.length > SUMMARY_LENGTH ? `${characters.slice(0, SUMMARY_LENGTH - 1).join('')}…` : text
-}
-
-/**
- * The structured output of a reply: its text parsed as JSON (a Markdown code fence around it is
- * tolerated) and checked against the schema. Throws a ValidationError of code `OUTPUT_INVALID`.
- */
-async function parseOutput(text: string, schema: SchemaLike): Promise<{ value: unknown }> {
-  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(text)
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(fenced ? fenced[1]! : text)
-  } catch (cause) {
-    throw new ValidationError(
-      'The reply is not the JSON the output schema asks for; it is stored as it is.',
-      {
-        code: 'OUTPUT_INVALID',
-        cause,
-      },
-    )
-  }
-  const checked = await checkAgainst(schema, parsed)
-  if (!checked.ok) {
-    throw new ValidationError(
-      `The reply does not match the output schema (${checked.issues.join('; ')}); it is stored as it is.`,
-      { code: 'OUTPUT_INVALID' },
-    )
-  }
-  return { value: checked.value }
 }

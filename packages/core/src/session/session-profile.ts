@@ -1,6 +1,6 @@
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { Tool } from '../tools/tool.js'
-import type { CompactionOptions } from './compaction.js'
+import type { CompactionOptions } from './compaction-options.js'
 
 /** The name of the profile the top-level config describes. */
 export const DEFAULT_PROFILE = 'default'

@@ -4,7 +4,7 @@ import type { Logger } from '../util/logger.js'
 import type { SessionProfile } from './session-profile.js'
 import type { ChildSessions } from './subagents.js'
 import type { WriteQueueOptions } from './write-queue.js'
-import type { CompactionOptions } from './compaction.js'
+import type { CompactionOptions } from './compaction-options.js'
 
 /** Where `send` waits for storage: `sync` awaits every write, `async` only `flush()`/`close()`. */
 export type Durability = 'sync' | 'async'

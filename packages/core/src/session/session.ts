@@ -5,7 +5,7 @@ import type { Tool } from '../tools/tool.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import type { MessagesQuery } from './session-history.js'
 import type { SessionState } from '../contracts/session-state.js'
-import type { CompactOptions } from './compaction.js'
+import type { CompactOptions } from './compaction-options.js'
 import type { ForkOptions } from './session-fork.js'
 import type { SessionUpdate } from './session-update.js'
 

@@ -1,0 +1,124 @@
+import type { AnyMessage, ContentBlock } from '../contracts/messages.js'
+import { SessionStateError } from '../errors/session-state-error.js'
+import type { PendingToolCall, Tool } from '../tools/tool.js'
+import { isAgentTool } from '../tools/agent-tool.js'
+import { type PendingAnswer, repliedInstead, type WaitingBatch } from './approvals.js'
+import { type Continuation, continuationForRetry } from './continuation.js'
+import type { SendRun, SessionCore } from './session-core.js'
+import type { SessionEvent } from './session-events.js'
+import { closeWaitingChildren } from './subagents.js'
+import { type BatchContext, resultEvent, runBatch } from './tool-step.js'
+
+// The opening of a send (DESIGN §7): a retry from the last user message, or the results of the
+// batch the session waits on, then the user message — stored before the model is asked.
+
+const SUMMARY_LENGTH = 100
+
+export function retryContinuation(core: SessionCore): Continuation {
+  const continuation = continuationForRetry(core.history.messages)
+  if (continuation === undefined) {
+    throw new SessionStateError(`Session ${core.id} has no user message to retry.`, {
+      state: core.data.state,
+    })
+  }
+  return continuation
+}
+
+/**
+ * The opening of a send: the results of the batch the session waits on (answered, or closed
+ * because the user wrote instead), then — for content — the user message.
+ */
+export async function openSend(
+  core: SessionCore,
+  run: SendRun,
+  tools: Map<string, Tool>,
+  signal: AbortSignal,
+  batch: WaitingBatch | undefined,
+  answers: Map<string, PendingAnswer> | undefined,
+): Promise<Continuation | { waiting: PendingToolCall[] }> {
+  const { emit } = run
+  if (run.input.kind === 'answers' && batch !== undefined && answers !== undefined) {
+    core.setState('active', emit)
+    core.data.lastActivity = new Date().toISOString()
+    void core.queue?.saveSession(core.toSessionData())
+    const outcome = await runBatch(batch.calls, tools, batchContext(core, run, signal), answers)
+    // A sub-agent stopped again for another answer: the batch keeps waiting.
+    if (outcome.kind === 'waiting') return { waiting: outcome.pending }
+    core.throwIfAborted(signal)
+    const historyEnd = core.history.messages.length
+    await core.write(core.append(core.newMessage('tool', outcome.results), run))
+    return { prompt: outcome.results, historyEnd }
+  }
+  const content = (run.input as { content: string | ContentBlock[] }).content
+  if (batch !== undefined) {
+    await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
+      isAgentTool(tools.get(call.name)),
+    )
+    const closed = repliedInstead(batch)
+    for (const result of closed) emit(resultEvent(result))
+    await core.write(core.append(core.newMessage('tool', closed), run))
+  }
+  const user = core.newMessage('user', content)
+  if (core.data.summary === '') core.data.summary = summarize(content)
+  const userSaved = core.append(user, run)
+  // In `sync` durability the user message is shown once durable: `state: active` follows it then.
+  const shownLater: SessionEvent[] = []
+  const sync = core.options.durability === 'sync' && core.queue !== undefined
+  core.setState('active', sync ? (event) => shownLater.push(event) : emit)
+  core.data.lastActivity = user.timestamp
+  await beforeModel(core, user, userSaved, run, shownLater)
+  return { prompt: content, historyEnd: core.history.messages.length - 1 }
+}
+
+/**
+ * Saves the session as `active`; in `sync` durability waits for the user message and the
+ * session. A send that fails here never reached the model: its user message is taken back unless
+ * it already became durable, so it is never written later behind the caller's back.
+ */
+async function beforeModel(
+  core: SessionCore,
+  user: AnyMessage,
+  userSaved: Promise<void> | undefined,
+  run: SendRun,
+  shownLater: SessionEvent[],
+): Promise<void> {
+  const sessionSaved = core.queue?.saveSession(core.toSessionData())
+  if (core.options.durability !== 'sync' || core.queue === undefined) return
+  try {
+    try {
+      await core.write(userSaved)
+    } finally {
+      for (const event of shownLater) run.emit(event)
+    }
+    await core.write(sessionSaved)
+  } catch (error) {
+    if ((await core.queue.retract(user)) === 'removed') {
+      core.history.removeLast(user.id)
+      run.produced.pop()
+    }
+    throw error
+  }
+}
+
+export function batchContext(core: SessionCore, run: SendRun, signal: AbortSignal): BatchContext {
+  return {
+    sessionId: core.id,
+    signal,
+    messages: core.history.messages,
+    emit: run.emit,
+    children: core.options.children,
+  }
+}
+
+export function textOf(content: string | ContentBlock[]): string {
+  if (typeof content === 'string') return content
+  let text = ''
+  for (const block of content) if (block.type === 'text') text += block.text
+  return text
+}
+
+function summarize(content: string | ContentBlock[]): string {
+  const text = textOf(content).replace(/\s+/g, ' ').trim()
+  const characters = Array.from(text)
+  return characters.length > SUMMARY_LENGTH ? `${characters.slice(0, SUMMARY_LENGTH - 1).join('')}…` : text
+}
