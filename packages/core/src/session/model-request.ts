@@ -14,6 +14,8 @@ import type { SessionEvent } from './session-events.js'
 export interface ModelRequestContext {
   sessionId: string
   adapter: AgentAdapter
+  /** The profile answering (with profiles): its name goes on checkpoints and kept partial replies. */
+  agentName: string | undefined
   signal: AbortSignal
   retry: Required<RetryOptions>
   checkpointIntervalMs: number

@@ -198,6 +198,111 @@ describe('handoffs', () => {
   })
 })
 
+describe('the profile of a send is kept through failures, answers and checkpoints', () => {
+  const pay: Tool = {
+    name: 'pay',
+    description: 'pays',
+    inputSchema: { type: 'object' },
+    needsApproval: true,
+    execute: () => 'paid',
+  }
+
+  it('a handoff in a batch held by an approval hands over once the batch is answered', async () => {
+    const persister = new InMemoryPersister()
+    const triage = new ScriptedAdapter(
+      [
+        toolCallTurn([
+          { id: 'h1', name: 'transfer_to_billing', input: {} },
+          { id: 'p1', name: 'pay', input: {} },
+        ]),
+      ],
+      { name: 'triage' },
+    )
+    const billing = new ScriptedAdapter([textTurn('billing here')], { name: 'billing' })
+    const agent = createAgent(
+      { tools: [pay], agents: { default: { handoffs: ['billing'] }, billing: { adapter: billing } } },
+      { adapter: triage, persister },
+    )
+    const session = await agent.createSession()
+    const first = await session.send('pay and transfer me')
+    expect(first.pending?.map((call) => call.name)).toEqual(['pay'])
+    const events: SessionEvent[] = []
+    session.subscribe((event) => events.push(event))
+    const answered = await session.send([{ type: 'tool_approval', toolUseId: 'p1', approved: true }])
+    expect(answered.text).toBe('billing here')
+    expect(events).toContainEqual({ type: 'handoff', from: 'default', to: 'billing' })
+    expect(billing.calls).toHaveLength(1)
+    expect(triage.calls).toHaveLength(1)
+    await agent.close()
+    expect((await persister.getSession(session.id))?.activeAgent).toBe('billing')
+    const stored = await persister.getMessages(session.id)
+    expect(stored.map((m) => [m.type, m.agentName])).toEqual([
+      ['user', undefined],
+      ['agent', 'default'],
+      ['tool', undefined],
+      ['agent', 'billing'],
+    ])
+  })
+
+  it("a failed or aborted send's partial reply names the send's profile, and retry() runs that profile again", async () => {
+    const persister = new InMemoryPersister()
+    const main = new ScriptedAdapter([], { name: 'main' })
+    const billing = new ScriptedAdapter(
+      [
+        { events: [{ type: 'text-delta', text: 'half an ans' }], error: new Error('boom') },
+        textTurn('the full answer'),
+        { events: [{ type: 'text-delta', text: 'cut sho' }], waitForAbort: true },
+        textTurn('answered after the abort'),
+      ],
+      { name: 'billing' },
+    )
+    const agent = createAgent(
+      { retry: { maxRetries: 0 }, agents: { billing: { adapter: billing, systemPrompt: 'BILL' } } },
+      { adapter: main, persister },
+    )
+    const session = await agent.createSession()
+    await expect(session.send('first', { agent: 'billing' })).rejects.toThrow('boom')
+    expect((await session.retry()).text).toBe('the full answer')
+    const aborted = session.send('second', { agent: 'billing' })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    session.abort()
+    await expect(aborted).rejects.toMatchObject({ code: 'ADAPTER_ABORTED' })
+    expect((await session.retry()).text).toBe('answered after the abort')
+    expect(main.calls).toHaveLength(0)
+    expect(billing.calls.map((call) => call.options.systemPrompt)).toEqual(['BILL', 'BILL', 'BILL', 'BILL'])
+    await agent.close()
+    const agentMessages = (await persister.getMessages(session.id)).filter((m) => m.type === 'agent')
+    expect(agentMessages.map((m) => [m.incomplete === true, m.agentName])).toEqual([
+      [true, 'billing'],
+      [false, 'billing'],
+      [true, 'billing'],
+      [false, 'billing'],
+    ])
+  })
+
+  it('a checkpoint of a streaming reply carries the agentName of its profile, so a crash keeps it', async () => {
+    const persister = new InMemoryPersister()
+    const billing = new ScriptedAdapter([{ events: [{ type: 'text-delta', text: 'streaming…' }], waitForAbort: true }], {
+      name: 'billing',
+    })
+    const agent = createAgent(
+      { checkpointIntervalMs: 10, agents: { billing: { adapter: billing } } },
+      { adapter: new ScriptedAdapter([]), persister },
+    )
+    const session = await agent.createSession()
+    const sent = session.send('hello', { agent: 'billing' })
+    let checkpoint: AnyMessage | undefined
+    for (let i = 0; i < 100 && checkpoint === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      checkpoint = (await persister.getMessages(session.id)).find((m) => m.type === 'agent')
+    }
+    expect(checkpoint).toMatchObject({ incomplete: true, agentName: 'billing' })
+    session.abort()
+    await expect(sent).rejects.toMatchObject({ code: 'ADAPTER_ABORTED' })
+    await agent.close()
+  })
+})
+
 describe('agents as tools', () => {
   function setUp(
     researcherTurns: ConstructorParameters<typeof ScriptedAdapter>[0],

@@ -1,5 +1,5 @@
 import type { AdapterMessage } from '../contracts/agent-adapter.js'
-import type { AnyMessage } from '../contracts/messages.js'
+import type { AnyMessage, ToolUseBlock } from '../contracts/messages.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import { ValidationError } from '../errors/validation-error.js'
@@ -11,16 +11,17 @@ import { compactBeforeRequest, compactionFor } from './compaction.js'
 import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
 import {
   checkAdapterOptions,
-  partialAgentName,
   profileFor,
+  retryAgent,
   stampAgentName,
   streamOptionsFor,
   toolsFor,
+  withAgentName,
 } from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent } from './session-events.js'
 import { parseOutput } from '../tools/structured-output.js'
-import { batchContext, openSend, retryContinuation, textOf } from './send-opening.js'
+import { batchContext, type Opening, openSend, retryContinuation, textOf } from './send-opening.js'
 import { runBatch, toolCallsOf } from './tool-step.js'
 
 /** The protected hooks of `BaseSession` that the loop calls. */
@@ -50,23 +51,36 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     }
     await core.history.load()
     core.throwIfAborted(signal)
-    let profile = profileFor(core, options.agent ?? core.data.activeAgent)
-    let tools = toolsFor(core, profile, options)
     // Everything that can refuse the send happens before the first write or state change.
+    const retryFrom = run.input.kind === 'retry' ? retryContinuation(core) : undefined
+    // A retry runs the profile that answered the failed request (its kept reply names it).
+    const retried = retryFrom === undefined ? undefined : retryAgent(core, retryFrom)
+    let profile = profileFor(core, options.agent ?? retried ?? core.data.activeAgent)
+    let tools = toolsFor(core, profile, options)
     const batch = run.input.kind === 'retry' ? undefined : await waitingBatch(core, tools, signal)
     const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
-    const retryFrom = run.input.kind === 'retry' ? retryContinuation(core) : undefined
     checkAdapterOptions(core, { tools, options, profile })
     started = true
     if (retryFrom !== undefined) core.setState('active', emit)
-    const opening = retryFrom ?? (await openSend(core, run, tools, signal, batch, answers))
+    const opening: Opening = retryFrom ?? (await openSend(core, run, tools, signal, batch, answers))
     let { prompt, historyEnd } = 'waiting' in opening ? { prompt: '', historyEnd: 0 } : opening
     const maxSteps = options.maxSteps ?? core.options.maxSteps
     const context = requestContext(core, run, signal, hooks)
     let last: AnyMessage | undefined
     let pending: PendingToolCall[] = 'waiting' in opening ? opening.waiting : []
+    // A `transfer_to_<name>` call hands the same send over to that profile (DESIGN §10.3).
+    const handOff = (calls: readonly ToolUseBlock[]): void => {
+      const target = handoffTarget(calls, profile)
+      if (target === undefined) return
+      emit({ type: 'handoff', from: profile.name, to: target })
+      profile = profileFor(core, target)
+      tools = toolsFor(core, profile, options)
+      core.data.activeAgent = target
+    }
+    if (!('waiting' in opening) && opening.answered !== undefined) handOff(opening.answered)
     for (let step = 1; pending.length === 0; step++) {
       context.adapter = profile.adapter ?? core.adapter
+      context.agentName = core.options.profiles === undefined ? undefined : profile.name
       const request = { historyEnd, tools, options, signal, profile, adapter: context.adapter }
       let streamOptions = streamOptionsFor(core, request)
       const summary = await compactBeforeRequest(core, run, {
@@ -118,14 +132,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       historyEnd = core.history.messages.length
       await core.write(core.append(core.newMessage('tool', batchOutcome.results), run))
       prompt = batchOutcome.results
-      // A `transfer_to_<name>` call hands the same send over to that profile (DESIGN §10.3).
-      const target = handoffTarget(calls, profile)
-      if (target !== undefined) {
-        emit({ type: 'handoff', from: profile.name, to: target })
-        profile = profileFor(core, target)
-        tools = toolsFor(core, profile, options)
-        core.data.activeAgent = target
-      }
+      handOff(calls)
       if (step >= maxSteps) break
     }
 
@@ -205,6 +212,7 @@ function requestContext(
   const context: ModelRequestContext = {
     sessionId: core.id,
     adapter: core.adapter,
+    agentName: undefined,
     signal,
     retry: core.options.retry,
     checkpointIntervalMs: core.options.checkpointIntervalMs,
@@ -221,9 +229,9 @@ function requestContext(
     onUsage: (usage) => {
       core.usage = addUsage(core.usage, usage)
     },
-    saveCheckpoint: (message) => core.write(core.queue?.saveMessage(message)),
+    saveCheckpoint: (message) => core.write(core.queue?.saveMessage(withAgentName(message, context.agentName))),
     keepPartial: (message) => {
-      const kept = core.history.append({ ...message, incomplete: true, ...partialAgentName(core) })
+      const kept = core.history.append(withAgentName({ ...message, incomplete: true }, context.agentName))
       const shown = core.show(kept, core.queue?.saveMessage(kept), run.emit)
       // The send fails with the model's error either way; a failed write is reported by the queue.
       return core.options.durability === 'sync' ? shown?.catch(() => undefined) : undefined

@@ -1,4 +1,4 @@
-import type { AnyMessage, ContentBlock } from '../contracts/messages.js'
+import type { AnyMessage, ContentBlock, ToolUseBlock } from '../contracts/messages.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import type { PendingToolCall, Tool } from '../tools/tool.js'
 import { isAgentTool } from '../tools/agent-tool.js'
@@ -14,6 +14,12 @@ import { type BatchContext, resultEvent, runBatch } from './tool-step.js'
 
 const SUMMARY_LENGTH = 100
 
+/**
+ * Where the send's first model request starts (`prompt`, `historyEnd`), with the calls of the
+ * batch it answered; or the calls still waiting (a sub-agent asked again).
+ */
+export type Opening = (Continuation & { answered?: ToolUseBlock[] }) | { waiting: PendingToolCall[] }
+
 export function retryContinuation(core: SessionCore): Continuation {
   const continuation = continuationForRetry(core.history.messages)
   if (continuation === undefined) {
@@ -26,7 +32,8 @@ export function retryContinuation(core: SessionCore): Continuation {
 
 /**
  * The opening of a send: the results of the batch the session waits on (answered, or closed
- * because the user wrote instead), then — for content — the user message.
+ * because the user wrote instead), then — for content — the user message. An answered batch
+ * comes back with its calls (`answered`), so that a handoff among them takes effect.
  */
 export async function openSend(
   core: SessionCore,
@@ -35,7 +42,7 @@ export async function openSend(
   signal: AbortSignal,
   batch: WaitingBatch | undefined,
   answers: Map<string, PendingAnswer> | undefined,
-): Promise<Continuation | { waiting: PendingToolCall[] }> {
+): Promise<Opening> {
   const { emit } = run
   if (run.input.kind === 'answers' && batch !== undefined && answers !== undefined) {
     core.setState('active', emit)
@@ -47,7 +54,7 @@ export async function openSend(
     core.throwIfAborted(signal)
     const historyEnd = core.history.messages.length
     await core.write(core.append(core.newMessage('tool', outcome.results), run))
-    return { prompt: outcome.results, historyEnd }
+    return { prompt: outcome.results, historyEnd, answered: batch.calls }
   }
   const content = (run.input as { content: string | ContentBlock[] }).content
   if (batch !== undefined) {

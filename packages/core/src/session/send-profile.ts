@@ -6,6 +6,7 @@ import { toJsonSchema } from '../tools/schema.js'
 import type { Tool } from '../tools/tool.js'
 import { withKnowledge } from '../agent/load-knowledge.js'
 import { historyWithCompaction } from './compaction-plan.js'
+import type { Continuation } from './continuation.js'
 import { handoffTools } from './handoffs.js'
 import type { SendOptions } from './session.js'
 import type { SessionCore } from './session-core.js'
@@ -48,10 +49,23 @@ export function stampAgentName(core: SessionCore, message: AnyMessage, profile: 
   return { ...message, agentName: profile.name }
 }
 
-/** The `agentName` a partial reply kept after a failure carries (none without profiles). */
-export function partialAgentName(core: SessionCore): { agentName?: string } {
-  if (core.options.profiles === undefined) return {}
-  return { agentName: core.data.activeAgent ?? DEFAULT_PROFILE }
+/** A checkpoint or a kept partial reply, with the name of the profile answering (none without profiles). */
+export function withAgentName(message: AnyMessage, agentName: string | undefined): AnyMessage {
+  return agentName === undefined ? message : { ...message, agentName }
+}
+
+/**
+ * The profile a `retry()` without `agent` runs: the one that answered the failed request, as its
+ * kept partial reply names it (also after a restart); `undefined` when nothing of it was kept.
+ */
+export function retryAgent(core: SessionCore, from: Continuation): string | undefined {
+  if (core.options.profiles === undefined) return undefined
+  const messages = core.history.messages
+  for (let i = messages.length - 1; i > from.historyEnd; i--) {
+    const message = messages[i]!
+    if (message.type === 'agent' && message.agentName !== undefined) return message.agentName
+  }
+  return undefined
 }
 
 /** What the adapter of `profile` gets for one model request. */
