@@ -467,6 +467,9 @@ describe('ClaudeAdapter requests', () => {
       ['claude-haiku-5-5', 1234],
       [DEFAULT_CLAUDE_MODEL, 99],
     ])
+    // The kernel shows the same default as session.model.
+    expect(adapter({ model: 'claude-haiku-5-5' }).defaultModel).toBe('claude-haiku-5-5')
+    expect(new ClaudeAdapter({ apiKey: API_KEY }).defaultModel).toBe(DEFAULT_CLAUDE_MODEL)
   })
 
   it('rejects providerOptions that would override the fields the adapter owns, before any request', async () => {

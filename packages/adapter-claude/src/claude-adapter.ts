@@ -129,6 +129,11 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
     this.#effectiveApiVersion = settings.apiVersion ?? sdkDefaultApiVersion()
   }
 
+  /** The model of a request that names none: `options.model`, else {@link DEFAULT_CLAUDE_MODEL}. */
+  get defaultModel(): string {
+    return this.#model
+  }
+
   /**
    * Refuses, before the kernel stores anything, every option value {@link ClaudeAdapter.stream}
    * would refuse: it builds the request body of a one-word prompt with these options.

@@ -10,7 +10,7 @@ import { collect } from '@agentx/core/testing'
 import { GoogleGenAI } from '@google/genai'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { fixture, type GeminiTestServer, sseOf, startGeminiTestServer } from '../test/gemini-test-server.js'
-import { GeminiAdapter } from './gemini-adapter.js'
+import { DEFAULT_GEMINI_MODEL, GeminiAdapter } from './gemini-adapter.js'
 
 const API_KEY = 'g-test-key-5f1e9a'
 let server: GeminiTestServer
@@ -138,6 +138,9 @@ describe('GeminiAdapter streaming', () => {
       }),
     )
     expect(server.requests[0]?.url).toBe('/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse')
+    // The kernel shows the same default as session.model.
+    expect(adapter({ model: 'gemini-2.5-pro' }).defaultModel).toBe('gemini-2.5-pro')
+    expect(new GeminiAdapter({ apiKey: API_KEY }).defaultModel).toBe(DEFAULT_GEMINI_MODEL)
   })
 
   it('takes the base URL and API version from apiVersion, GOOGLE_GEMINI_BASE_URL and GOOGLE_GENAI_API_VERSION', async () => {

@@ -134,6 +134,11 @@ export class GeminiAdapter extends ServerSentEventAdapter {
     this.#baseFetch = baseFetch
   }
 
+  /** The model of a request that names none: `options.model`, else {@link DEFAULT_GEMINI_MODEL}. */
+  get defaultModel(): string {
+    return this.#model
+  }
+
   /**
    * Refuses, before the kernel stores anything, every option value {@link GeminiAdapter.stream}
    * would refuse: it prepares the request of a one-word prompt with these options.

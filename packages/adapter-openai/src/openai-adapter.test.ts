@@ -38,6 +38,9 @@ describe('OpenAIAdapter construction', () => {
     expect(adapter.getName()).toBe('openai')
     expect(adapter.api).toBe('responses')
     expect(responses.requests).toHaveLength(0)
+    // OpenAI has no default model: only the configured one is shown as session.model.
+    expect(adapter.defaultModel).toBeUndefined()
+    expect(createOpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL, model: 'gpt-x' }).defaultModel).toBe('gpt-x')
   })
 
   it('rejects bad options with a ValidationError that names the option and the provider', () => {

@@ -86,6 +86,11 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
     this.#isOpenAI = hostOf(client.baseURL) === OPENAI_HOST
   }
 
+  /** The model of a request that names none: `options.model` (OpenAI has no default; absent then). */
+  get defaultModel(): string | undefined {
+    return this.#model
+  }
+
   /** Sends one request of the configured API through the SDK and hands its raw response to the shared reader. */
   protected override async openStream(
     prompt: string | ContentBlock[],

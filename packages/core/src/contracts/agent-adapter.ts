@@ -62,6 +62,12 @@ export interface AgentAdapter {
   readonly specificationVersion?: 'v1'
   /** A short provider name: `'claude'`, `'openai'`, `'gemini'` … used as `AdapterError.provider`. */
   getName(): string
+  /**
+   * Optional: the model this adapter asks for when a request names none (`options.model` empty).
+   * Shown as `session.model` and in `step-start` events when neither the session nor the agent
+   * names a model. Default is absent (shown as `''`).
+   */
+  readonly defaultModel?: string | undefined
   /** Streams one model response for `prompt` after `options.history`. */
   stream(prompt: string | ContentBlock[], options: AdapterStreamOptions): AsyncIterable<AdapterMessage>
   /**

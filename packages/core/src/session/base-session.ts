@@ -11,7 +11,7 @@ import { EventStream } from '../util/event-stream.js'
 import { compactNow } from './compaction.js'
 import { type CompactOptions, validateCompactOptions } from './compaction-options.js'
 import { runSend, type SendHooks } from './send-loop.js'
-import { profileFor } from './send-profile.js'
+import { defaultModelOf, profileFor } from './send-profile.js'
 import type { SendOptions, Session } from './session.js'
 import { isAbort, type SendRun, SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
@@ -56,8 +56,10 @@ export class BaseSession implements Session {
   get state(): SessionState {
     return this.#core.data.state
   }
+  /** The session's model, else the agent's, else the adapter's default model (`''` when none is known). */
   get model(): string {
-    return this.#core.model
+    const core = this.#core
+    return core.model || defaultModelOf(core.adapter)
   }
   get summary(): string {
     return this.#core.data.summary

@@ -11,6 +11,7 @@ import { compactBeforeRequest, compactionFor } from './compaction.js'
 import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
 import {
   checkAdapterOptions,
+  defaultModelOf,
   profileFor,
   retryAgent,
   stampAgentName,
@@ -98,7 +99,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
         type: 'step-start',
         step,
         agent: profile.name,
-        model: streamOptions.model,
+        model: streamOptions.model || defaultModelOf(context.adapter),
         provider: context.adapter.getName(),
       })
       let outcome: ResponseOutcome

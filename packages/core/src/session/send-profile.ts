@@ -16,6 +16,12 @@ import { mergeTools } from './tool-step.js'
 /** Asked of the model when the output schema cannot be given to the provider as JSON Schema. */
 const JSON_ONLY = 'Reply with a single JSON value only: no other text, no code fence.'
 
+/** The model an adapter asks for when a request names none, or `''` when it does not say. */
+export function defaultModelOf(adapter: AgentAdapter): string {
+  const model = adapter.defaultModel
+  return typeof model === 'string' ? model : ''
+}
+
 /** The profile with this name (`default` when none is given); an unknown name is a ValidationError. */
 export function profileFor(core: SessionCore, name: string | undefined): SessionProfile {
   const profiles = core.options.profiles

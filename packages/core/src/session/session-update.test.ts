@@ -1,4 +1,5 @@
 // session.update() (DESIGN §10.2): persisted, validated, safe while a send runs.
+import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import { describe, expect, it } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
 import { isAgentError } from '../errors/agent-error.js'
@@ -8,6 +9,7 @@ import { ValidationError } from '../errors/validation-error.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter, type ScriptedTurn } from '../testing/scripted-adapter.js'
 import { textTurn } from '../testing/stream-helpers.js'
+import type { SessionEvent } from './session-events.js'
 
 async function setup(turns: ScriptedTurn[] = [{ events: textTurn('one') }, { events: textTurn('two') }]) {
   const persister = new InMemoryPersister()
@@ -136,5 +138,46 @@ describe('session.update()', () => {
     expect(stored.summary).toBe('Renamed')
     expect(stored.state).toBe('idle')
     expect(stored.lastActivity).toBe(theirs.lastActivity)
+  })
+})
+
+describe('session.model', () => {
+  function adapterWithDefault(calls: Array<string | undefined>): AgentAdapter {
+    return {
+      getName: () => 'defaulting',
+      defaultModel: 'adapter-default',
+      async *stream(_prompt, options) {
+        calls.push(options.model)
+        yield* textTurn('ok')
+      },
+    }
+  }
+
+  it("is the session's model, else the agent's, else the adapter's default model, never stored as one", async () => {
+    const calls: Array<string | undefined> = []
+    const persister = new InMemoryPersister()
+    const agent = createAgent({}, { adapter: adapterWithDefault(calls), persister })
+    const plain = await agent.createSession()
+    expect(plain.model).toBe('adapter-default')
+    const events: SessionEvent[] = []
+    plain.subscribe((event) => events.push(event))
+    await plain.send('hi')
+    expect(events.find((event) => event.type === 'step-start')).toMatchObject({ model: 'adapter-default' })
+    // The request still names no model: the adapter applies its own default.
+    expect(calls).toEqual([''])
+    expect((await persister.getSession(plain.id))?.model).toBeUndefined()
+    const chosen = await agent.createSession({ model: 'chosen' })
+    expect(chosen.model).toBe('chosen')
+    await agent.close()
+
+    const configured = createAgent({ model: 'configured' }, { adapter: adapterWithDefault([]), persister })
+    expect((await configured.createSession()).model).toBe('configured')
+    await configured.close()
+  })
+
+  it("is '' when nobody names a model and the adapter does not say", async () => {
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister: new InMemoryPersister() })
+    expect((await agent.createSession()).model).toBe('')
+    await agent.close()
   })
 })
