@@ -83,12 +83,27 @@ describe('pruneSessions', () => {
       { inactiveForMs: 1.5 },
       { before: 'someday' },
       { before: 42 },
+      // A misspelled key or state would otherwise delete more (or less) than asked.
+      { inactiveForMs: 1000, state: ['error'] },
+      { inactiveForMs: 1000, states: ['eror'] },
+      { inactiveForMs: 1000, states: 'error' },
+      null,
     ]) {
       await expect(pruneSessions(persister, {}, options as never)).rejects.toMatchObject({
         code: 'VALIDATION',
       })
     }
     expect(await ids(persister)).toEqual(['a'])
+  })
+
+  it('AgentConfig.retention with an unknown state is a ConfigurationError, not a timer that never prunes', () => {
+    const deps = { adapter: new ScriptedAdapter([]), persister: new InMemoryPersister() }
+    for (const states of [['nope'], 'idle', [42]]) {
+      expect(() => createAgent({ retention: { inactiveForMs: 1000, states } } as never, deps)).toThrow(
+        expect.objectContaining({ code: 'CONFIGURATION', message: expect.stringContaining('retention.states') }),
+      )
+    }
+    expect(() => createAgent({ retention: { inactiveForMs: 1000, states: ['idle', 'error'] } }, deps)).not.toThrow()
   })
 
   it('rejects with CONFIGURATION when the persister has no retention capability', async () => {

@@ -1,6 +1,8 @@
 import type { AgentPersister, SessionScope } from '../contracts/agent-persister.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
+import type { AgentError } from '../errors/agent-error.js'
 import { ValidationError } from '../errors/validation-error.js'
+import { describe, isPlainObject, rejectUnknownKeys } from '../session/validate-input.js'
 import { SESSION_TRANSITIONS, type SessionState } from '../session/session-state.js'
 import type { Logger } from '../util/logger.js'
 
@@ -53,8 +55,8 @@ export async function pruneSessions(
   now: () => number = Date.now,
 ): Promise<number> {
   const cutOff = resolveCutOff(options, now)
+  validateStates(options.states, 'pruneSessions: states', (message) => new ValidationError(message))
   const states = options.states ?? DEFAULT_PRUNE_STATES
-  if (!Array.isArray(states)) throw new ValidationError('pruneSessions: states must be an array of states.')
   if (typeof persister.deleteSessions !== 'function') {
     throw new ConfigurationError(
       'pruneSessions needs a persister with the retention capability (deleteSessions): use @agentx/persister-sqlite, @agentx/persister-postgres or InMemoryPersister, or add deleteSessions to your persister.',
@@ -119,9 +121,28 @@ const DEFAULT_PRUNE_STATES: readonly SessionState[] = (
   Object.keys(SESSION_TRANSITIONS) as SessionState[]
 ).filter((state) => state !== 'active')
 
+/**
+ * Checks `states` of a prune (`pruneSessions`, `AgentConfig.retention`): an array of session
+ * states, or absent. A misspelled state would silently select nothing; throws what `error` makes.
+ */
+export function validateStates(value: unknown, name: string, error: (message: string) => AgentError): void {
+  if (value === undefined) return
+  const known = Object.keys(SESSION_TRANSITIONS)
+  if (!Array.isArray(value)) throw error(`${name} must be an array of session states (${known.join(', ')}).`)
+  for (const state of value) {
+    if (typeof state !== 'string' || !known.includes(state)) {
+      throw error(`${name} must hold session states (${known.join(', ')}), got ${describe(state)}.`)
+    }
+  }
+}
+
 function resolveCutOff(options: PruneSessionsOptions, now: () => number): string {
-  if (typeof options !== 'object' || options === null)
-    throw new ValidationError('pruneSessions: options must be an object.')
+  const given: unknown = options
+  if (!isPlainObject(given)) throw new ValidationError('pruneSessions: options must be an object.')
+  // A misspelled key (`state` for `states`) would otherwise widen what is deleted.
+  rejectUnknownKeys(given, ['inactiveForMs', 'before', 'states'], 'pruneSessions option', (message) => {
+    return new ValidationError(message)
+  })
   const limits: number[] = []
   if (options.inactiveForMs !== undefined) {
     if (!Number.isSafeInteger(options.inactiveForMs) || options.inactiveForMs < 0) {

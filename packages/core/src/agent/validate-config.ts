@@ -3,6 +3,7 @@ import { ValidationError } from '../errors/validation-error.js'
 import { describe, isPlainObject, rejectUnknownKeys, validateTools } from '../session/validate-input.js'
 import { validateCompactionOptions } from '../session/compaction-options.js'
 import { validateKnowledge } from './load-knowledge.js'
+import { validateStates } from './prune-sessions.js'
 import type { Tool } from '../tools/tool.js'
 import { SESSION_TRANSITIONS } from '../session/session-state.js'
 import type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
@@ -83,9 +84,7 @@ export function validateAgentConfig(config: unknown): asserts config is AgentCon
     integer(value.retention.inactiveForMs, 'retention.inactiveForMs', 1)
     if (value.retention.inactiveForMs === undefined) throw configError('retention.inactiveForMs is required.')
     integer(value.retention.intervalMs, 'retention.intervalMs', 1)
-    if (value.retention.states !== undefined && !Array.isArray(value.retention.states)) {
-      throw configError('retention.states must be an array of session states.')
-    }
+    validateStates(value.retention.states, 'retention.states', configError)
   }
   nested(value.sessionCache, 'sessionCache', ['max', 'idleMs'], { max: 0, idleMs: 1 })
   if (value.durability !== undefined && value.durability !== 'sync' && value.durability !== 'async') {
