@@ -34,6 +34,8 @@ export interface SessionManagerOptions {
 
 /** What the manager may call on a session beyond the public {@link Session} (a {@link BaseSession} has all of it). */
 interface ManagedSession extends Session {
+  toSessionData?(): SessionData
+  forget?(): Promise<void>
   whenSettled?(): Promise<void>
   release?(): Promise<void>
   releaseIfIdle?(): boolean
@@ -164,6 +166,24 @@ export class SessionManager {
   }
 
   /**
+   * A session was deleted, and with it (in the store) its children: the child session objects in
+   * memory become `deleted` too (each one's own `deleted` event reaches its children in turn).
+   */
+  #forgetChildren(parentId: string): void {
+    for (const child of this.#cache.live()) {
+      if (child.state === 'deleted' || parentOf(child) !== parentId) continue
+      this.#cache.delete(child)
+      const forgotten = child.forget?.() ?? child.delete()
+      forgotten.catch((error: unknown) => {
+        this.#options.runtime.logger?.warn('agentx: a deleted session\'s child could not be let go', {
+          sessionId: child.id,
+          error: error instanceof Error ? error.message : String(error),
+        })
+      })
+    }
+  }
+
+  /**
    * After sessions were deleted in the store by a query (`pruneSessions`, retention): the session
    * objects in memory whose record is gone become `deleted` (calls on them reject with
    * `SessionStateError`, `getSession` answers `undefined`) and leave the cache. One read per
@@ -276,6 +296,7 @@ export class SessionManager {
       if (event.state === 'deleted') {
         unsubscribe()
         this.#cache.delete(session)
+        this.#forgetChildren(data.id)
       } else {
         // A send starting or ending is a use: a held object the cache had dropped is kept again.
         this.#cache.touch(session)
@@ -283,6 +304,14 @@ export class SessionManager {
     })
     return session
   }
+}
+
+/**
+ * The kernel's session objects, as the manager keeps them: `BaseSession` or a provider's subclass
+ * (a third-party factory's objects may lack the internal methods).
+ */
+function parentOf(session: ManagedSession): string | undefined {
+  return session.toSessionData?.().parentSessionId
 }
 
 function sessionExists(id: string): AgentError {

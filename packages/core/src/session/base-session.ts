@@ -270,6 +270,27 @@ export class BaseSession implements Session {
   }
 
   /**
+   * The store no longer holds this session (its parent's delete cascaded to it): it becomes
+   * `deleted` at once — a send running is aborted first — and nothing it still had queued is
+   * written, so it can never come back as an orphan row. Internal: called by the agent.
+   */
+  async forget(): Promise<void> {
+    const core = this.#core
+    if (core.data.state === 'deleted') return
+    if (core.running) {
+      this.abort()
+      await this.whenSettled()
+      // Deleted meanwhile (the application called delete()): nothing more to do.
+      if ((core.data.state as SessionState) === 'deleted') return
+    }
+    const discarded = core.queue?.discard()
+    core.setState('deleted')
+    core.history.clear()
+    core.clearListeners()
+    await discarded
+  }
+
+  /**
    * Adjusts an agent message before it is persisted and shown. Default: returns it unchanged.
    * Override in a provider-specific subclass (e.g. to add `metadata`).
    */

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
 import type { AnyMessage, ToolResultBlock } from '../contracts/messages.js'
 import { AdapterError } from '../errors/adapter-error.js'
+import { SessionStateError } from '../errors/session-state-error.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
 import { textTurn, toolCallTurn, usage } from '../testing/stream-helpers.js'
@@ -412,6 +413,26 @@ describe('agents as tools', () => {
     await agent.deleteSession(session.id)
     expect(await persister.listSessions({ includeChildren: true })).toHaveLength(0)
     await agent.close()
+  })
+
+  it('the child objects in memory go with their parent: deleted, never written again (also through session.delete())', async () => {
+    for (const how of ['agent', 'session'] as const) {
+      const { persister, agent } = setUp([textTurn('Paris.')])
+      const session = await agent.createSession()
+      await session.send('go')
+      const [childData] = (await persister.listSessions({ includeChildren: true })).filter(
+        (data) => data.parentSessionId === session.id,
+      )
+      const child = await agent.getSession(childData!.id)
+      expect(child?.state).toBe('idle')
+      if (how === 'agent') await agent.deleteSession(session.id)
+      else await session.delete()
+      expect(child!.state).toBe('deleted')
+      expect(await agent.getSession(childData!.id)).toBeUndefined()
+      await expect(child!.send('still there?')).rejects.toBeInstanceOf(SessionStateError)
+      await agent.close()
+      expect(await persister.listSessions({ includeChildren: true })).toEqual([])
+    }
   })
 
   it('aborting the parent aborts the child', async () => {
