@@ -17,7 +17,7 @@ import { isAbort, type SendRun, SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import type { ForkOptions } from './session-fork.js'
 import type { MessagesQuery } from './session-history.js'
-import { closePending, forkSession, isIdle, pendingOf, updateSession } from './session-operations.js'
+import { closePending, forkSession, isIdle, pendingOf, underLease, updateSession } from './session-operations.js'
 import type { SessionProfile } from './session-profile.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { canSend } from './session-state.js'
@@ -154,9 +154,21 @@ export class BaseSession implements Session {
     const core = this.#core
     core.assertUsable()
     if (core.busy) throw new SessionBusyError(this.id)
-    core.setState('completed')
-    core.data.lastActivity = new Date().toISOString()
-    await core.write(core.saveSession())
+    if (core.lease === undefined) {
+      core.setState('completed')
+      core.data.lastActivity = new Date().toISOString()
+      return core.write(core.saveSession())
+    }
+    // Several processes: refused while another process's send holds the session, and applied to
+    // what the store holds (its state and record) rather than this object's older copy.
+    await underLease(core, async () => {
+      await core.refresh()
+      if (core.busy) throw new SessionBusyError(this.id)
+      core.setState('completed')
+      core.data.lastActivity = new Date().toISOString()
+      // Durable before the lease is let go: the next holder reads it.
+      await core.saveSession()
+    })
   }
 
   update(update: SessionUpdate): Promise<void> {

@@ -31,6 +31,37 @@ describe('leases: several agents on one store', () => {
     await second.close()
   })
 
+  it("update() and complete() from another agent while a send runs are refused, never written and then overwritten", async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([{ events: textTurn('slow'), delayMs: 30 }]), persister },
+    )
+    const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const session = await first.createSession({ summary: 'original', metadata: { v: 0 } })
+    const other = (await second.getSession(session.id))!
+    const running = session.send('from the first')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await expect(other.update({ summary: 'renamed', metadata: { v: 1 } })).rejects.toMatchObject({
+      code: 'SESSION_BUSY',
+    })
+    await expect(other.complete()).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    await running
+    await session.flush()
+    expect(await persister.getSession(session.id)).toMatchObject({
+      summary: 'original',
+      metadata: { v: 0 },
+      state: 'idle',
+    })
+    // Once the send is over, both apply to what the store holds, and the lease is let go again.
+    await other.update({ metadata: { v: 2 } })
+    await other.complete()
+    expect(await persister.getSession(session.id)).toMatchObject({ metadata: { v: 2 }, state: 'completed' })
+    expect(await persister.claimSession(session.id, 'someone else', 1000)).toBe(true)
+    await first.close()
+    await second.close()
+  })
+
   it('alternating sends from two agents lose nothing: each takes in what the other appended', async () => {
     for (const durability of ['async', 'sync'] as const) {
       const persister = new InMemoryPersister()

@@ -38,15 +38,37 @@ export async function updateSession(core: SessionCore, update: SessionUpdate): P
   // Several processes: start from what the store holds, not from this object's older copy — unless
   // a send runs (or starts meanwhile): it reads the store itself and owns the record.
   if (core.lease && core.persister && isIdle(core)) {
-    const stored = await core.persister.getSession(core.id)
-    if (stored === null) throw deletedElsewhere(core.id)
-    if (isIdle(core)) {
-      core.data = { ...stored }
-      core.usage = { ...stored.tokenUsage }
-    } else if (changesSendSettings(checked)) throw new SessionBusyError(core.id)
+    const { persister } = core
+    await underLease(core, async () => {
+      const stored = await persister.getSession(core.id)
+      if (stored === null) throw deletedElsewhere(core.id)
+      if (isIdle(core)) {
+        core.data = { ...stored }
+        core.usage = { ...stored.tokenUsage }
+      } else if (changesSendSettings(checked)) throw new SessionBusyError(core.id)
+      if (applySessionUpdate(core.data, checked)) await core.saveSession()
+    })
+    return
   }
   if (!applySessionUpdate(core.data, checked)) return
   await core.saveSession()
+}
+
+/**
+ * Runs a change of the session's record while holding its lease (DESIGN §10.6): a send running in
+ * another process owns the record and saves it when it ends, so the change is refused with
+ * `SessionBusyError` instead of being written and then silently overwritten. The lease is let go
+ * afterwards unless a send of this object started meanwhile (it holds the same lease).
+ */
+export async function underLease<T>(core: SessionCore, change: () => Promise<T>): Promise<T> {
+  const lease = core.lease
+  if (lease === undefined) return change()
+  await lease.claim()
+  try {
+    return await change()
+  } finally {
+    if (core.run === undefined) await lease.release()
+  }
 }
 
 /**
