@@ -173,8 +173,7 @@ export class SessionManager {
     for (const child of this.#cache.live()) {
       if (child.state === 'deleted' || parentOf(child) !== parentId) continue
       this.#cache.delete(child)
-      const forgotten = child.forget?.() ?? child.delete()
-      forgotten.catch((error: unknown) => {
+      forget(child).catch((error: unknown) => {
         this.#options.runtime.logger?.warn('agentx: a deleted session\'s child could not be let go', {
           sessionId: child.id,
           error: error instanceof Error ? error.message : String(error),
@@ -196,8 +195,7 @@ export class SessionManager {
     await Promise.all(
       sessions.map(async (session) => {
         if ((await this.#options.persister.getSession(session.id)) !== null) return
-        // Its record is gone: delete() of an unknown id is a no-op in the store.
-        if (session.state !== 'deleted') await session.delete()
+        if (session.state !== 'deleted') await forget(session)
       }),
     )
   }
@@ -306,12 +304,17 @@ export class SessionManager {
   }
 }
 
-/**
- * The kernel's session objects, as the manager keeps them: `BaseSession` or a provider's subclass
- * (a third-party factory's objects may lack the internal methods).
- */
+/** The parent of a session object (a third-party factory's objects may not say: none then). */
 function parentOf(session: ManagedSession): string | undefined {
   return session.toSessionData?.().parentSessionId
+}
+
+/**
+ * A session whose record the store no longer holds becomes `deleted` in memory, writing nothing
+ * more. A third-party factory's object without `forget()` is deleted instead (a no-op in the store).
+ */
+function forget(session: ManagedSession): Promise<void> {
+  return session.forget?.() ?? session.delete()
 }
 
 function sessionExists(id: string): AgentError {

@@ -17,7 +17,14 @@ import { isAbort, type SendRun, SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent, SessionListener } from './session-events.js'
 import type { ForkOptions } from './session-fork.js'
 import type { MessagesQuery } from './session-history.js'
-import { closePending, forkSession, isIdle, pendingOf, underLease, updateSession } from './session-operations.js'
+import {
+  closePending,
+  completeSession,
+  forkSession,
+  isIdle,
+  pendingOf,
+  updateSession,
+} from './session-operations.js'
 import type { SessionProfile } from './session-profile.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { canSend } from './session-state.js'
@@ -154,21 +161,7 @@ export class BaseSession implements Session {
     const core = this.#core
     core.assertUsable()
     if (core.busy) throw new SessionBusyError(this.id)
-    if (core.lease === undefined) {
-      core.setState('completed')
-      core.data.lastActivity = new Date().toISOString()
-      return core.write(core.saveSession())
-    }
-    // Several processes: refused while another process's send holds the session, and applied to
-    // what the store holds (its state and record) rather than this object's older copy.
-    await underLease(core, async () => {
-      await core.refresh()
-      if (core.busy) throw new SessionBusyError(this.id)
-      core.setState('completed')
-      core.data.lastActivity = new Date().toISOString()
-      // Durable before the lease is let go: the next holder reads it.
-      await core.saveSession()
-    })
+    return completeSession(core)
   }
 
   update(update: SessionUpdate): Promise<void> {
@@ -276,9 +269,7 @@ export class BaseSession implements Session {
     }
     await core.queue?.discard()
     await this.persister?.deleteSession(this.id)
-    core.setState('deleted')
-    core.history.clear()
-    core.clearListeners()
+    this.#markDeleted()
   }
 
   /**
@@ -296,10 +287,15 @@ export class BaseSession implements Session {
       if ((core.data.state as SessionState) === 'deleted') return
     }
     const discarded = core.queue?.discard()
+    this.#markDeleted()
+    await discarded
+  }
+
+  #markDeleted(): void {
+    const core = this.#core
     core.setState('deleted')
     core.history.clear()
     core.clearListeners()
-    await discarded
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { ToolDefinition } from '../contracts/agent-adapter.js'
 import type { AnyMessage, ContentBlock } from '../contracts/messages.js'
+import { textOf } from '../util/content-text.js'
 import { estimateTokens } from '../util/estimate-tokens.js'
 import { historyForModel } from './continuation.js'
 
@@ -133,12 +134,4 @@ function hasToolCalls(message: AnyMessage): boolean {
     Array.isArray(message.content) &&
     message.content.some((block) => block.type === 'tool_use')
   )
-}
-
-/** The text blocks of a content, joined. */
-export function textOf(content: string | readonly ContentBlock[]): string {
-  if (typeof content === 'string') return content
-  let text = ''
-  for (const block of content) if (block.type === 'text') text += block.text
-  return text
 }

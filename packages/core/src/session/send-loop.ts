@@ -22,7 +22,8 @@ import {
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent } from './session-events.js'
 import { parseOutput } from '../tools/structured-output.js'
-import { batchContext, type Opening, openSend, retryContinuation, textOf } from './send-opening.js'
+import { batchContext, type Opening, openSend, retryContinuation } from './send-opening.js'
+import { textOf } from '../util/content-text.js'
 import { runBatch, toolCallsOf } from './tool-step.js'
 
 /** The protected hooks of `BaseSession` that the loop calls. */

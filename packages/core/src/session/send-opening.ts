@@ -1,4 +1,5 @@
 import type { AnyMessage, ContentBlock, ToolUseBlock } from '../contracts/messages.js'
+import { textOf } from '../util/content-text.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import type { PendingToolCall, Tool } from '../tools/tool.js'
 import { isAgentTool } from '../tools/agent-tool.js'
@@ -107,6 +108,7 @@ async function beforeModel(
   }
 }
 
+/** What a tool step needs of the session and the send. */
 export function batchContext(core: SessionCore, run: SendRun, signal: AbortSignal): BatchContext {
   return {
     sessionId: core.id,
@@ -117,13 +119,7 @@ export function batchContext(core: SessionCore, run: SendRun, signal: AbortSigna
   }
 }
 
-export function textOf(content: string | ContentBlock[]): string {
-  if (typeof content === 'string') return content
-  let text = ''
-  for (const block of content) if (block.type === 'text') text += block.text
-  return text
-}
-
+/** The session's `summary` from its first user message: whitespace collapsed, at most 100 characters. */
 function summarize(content: string | ContentBlock[]): string {
   const text = textOf(content).replace(/\s+/g, ' ').trim()
   const characters = Array.from(text)

@@ -55,12 +55,31 @@ export async function updateSession(core: SessionCore, update: SessionUpdate): P
 }
 
 /**
+ * `session.complete()` once the busy check passed: state `completed`, stored. With leases, applied
+ * under the lease to what the store holds (its state and record), not this object's older copy.
+ */
+export async function completeSession(core: SessionCore): Promise<void> {
+  const complete = (): Promise<void> | undefined => {
+    core.setState('completed')
+    core.data.lastActivity = new Date().toISOString()
+    return core.saveSession()
+  }
+  if (core.lease === undefined) return core.write(complete())
+  await underLease(core, async () => {
+    await core.refresh()
+    if (core.busy) throw new SessionBusyError(core.id)
+    // Durable before the lease is let go: the next holder reads it.
+    await complete()
+  })
+}
+
+/**
  * Runs a change of the session's record while holding its lease (DESIGN §10.6): a send running in
  * another process owns the record and saves it when it ends, so the change is refused with
  * `SessionBusyError` instead of being written and then silently overwritten. The lease is let go
  * afterwards unless a send of this object started meanwhile (it holds the same lease).
  */
-export async function underLease<T>(core: SessionCore, change: () => Promise<T>): Promise<T> {
+async function underLease<T>(core: SessionCore, change: () => Promise<T>): Promise<T> {
   const lease = core.lease
   if (lease === undefined) return change()
   await lease.claim()

@@ -1,4 +1,5 @@
 import type { TokenUsage, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
+import { textOf } from '../util/content-text.js'
 import { isAgentError } from '../errors/agent-error.js'
 import { errorResult } from '../tools/run-tools.js'
 import type { PendingToolCall } from '../tools/tool.js'
@@ -120,13 +121,6 @@ export async function runChild(
 
 function textResult(toolUseId: string, text: string): ToolResultBlock {
   return { type: 'tool_result', toolUseId, content: [{ type: 'text', text }] }
-}
-
-function textOf(content: string | Array<{ type: string; text?: string }>): string {
-  if (typeof content === 'string') return content
-  let text = ''
-  for (const block of content) if (block.type === 'text' && typeof block.text === 'string') text += block.text
-  return text
 }
 
 function messageOf(error: unknown): string {

@@ -6,7 +6,8 @@ import { backoffDelay, type RetryOptions } from '../retry/retry-options.js'
 import { sleep } from '../util/abort.js'
 import type { Logger } from '../util/logger.js'
 import { addUsage } from '../util/token-usage.js'
-import { type CompactionPlan, textOf } from './compaction-plan.js'
+import { textOf } from '../util/content-text.js'
+import type { CompactionPlan } from './compaction-plan.js'
 
 /** What the summariser call needs. */
 export interface SummarizeOptions {
