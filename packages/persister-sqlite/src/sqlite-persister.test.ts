@@ -276,12 +276,12 @@ describe('SqlitePersister messages', () => {
     await persister.saveMessage(
       's',
       message('s', 0, {
-        content: [{ type: 'text', text: 'x' }, undefined as never],
+        content: [{ type: 'tool_use', id: 't', name: 'n', input: { list: [1, undefined] } }],
         metadata: { at: new Date('2025-01-02T03:04:05.006Z'), zero: -0 },
       }),
     )
     const [read] = await persister.getMessages('s')
-    expect(read!.content).toEqual([{ type: 'text', text: 'x' }, null])
+    expect(read!.content).toEqual([{ type: 'tool_use', id: 't', name: 'n', input: { list: [1, null] } }])
     expect(read!.metadata).toEqual({ at: '2025-01-02T03:04:05.006Z', zero: 0 })
     expect(Object.is(read!.metadata!.zero, 0)).toBe(true)
   })

@@ -66,6 +66,19 @@ describe('checkMessage', () => {
       ['s', message({ extraField: { kept: true }, other: undefined })],
       ['s', message({ content: [{ type: 'text', text: 'deep', input: deep }] })],
       ['s', Object.assign(Object.create({ inherited: 1 }), message())],
+      ['s', message({ timestamp: '2026-01-01T00:00:00.000+02:00' })],
+      ['s', message({ timestamp: '2026-02-30T00:00:00.000Z' })],
+      ['s', message({ timestamp: '2026-01-01T00:00:00Z' })],
+      ['s', message({ metadata: null })],
+      ['s', message({ metadata: ['list'] })],
+      ['s', message({ usage: null })],
+      ['s', message({ usage: { inputTokens: '1', outputTokens: 2, totalTokens: 3 } })],
+      ['s', message({ stopReason: 'weird' })],
+      ['s', message({ stopReason: 'end_turn', incomplete: 'yes' })],
+      ['s', message({ content: [null] })],
+      ['s', message({ content: [{ type: 'text' }] })],
+      ['s', message({ content: [{ type: 'tool_result', toolUseId: 't', content: [{ type: 'text', text: 1 }] }] })],
+      ['s', message({ content: [{ type: 'newer_block', data: [1] }] })],
     ]
     for (const [sessionId, input] of cases) {
       const expected = outcome(() => validateMessage(sessionId, input as AnyMessage))

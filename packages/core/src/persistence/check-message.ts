@@ -1,14 +1,11 @@
 import type { AnyMessage } from '../contracts/messages.js'
+import { contentProblem, isRecord, isUtcTimestamp, STOP_REASONS, usageProblem } from './shapes.js'
 import { validateMessage } from './validate.js'
 
 /** Deeper than this, a value is left to the copying path of `validateMessage` (cycle-safe). */
 const MAX_FAST_DEPTH = 64
 
 const MESSAGE_TYPES: ReadonlySet<unknown> = new Set(['user', 'agent', 'tool', 'system'])
-
-/** A valid ISO-8601 UTC timestamp as core writes them: checked without `Date.parse` (the common case). */
-const ISO_UTC =
-  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z$/
 
 /**
  * Checks a message before a persister's `saveMessage` serialises it, with the rules of
@@ -35,11 +32,13 @@ function isPlainlyValid(sessionId: unknown, message: unknown): boolean {
   const { id, seq, type, content, timestamp } = message as Partial<AnyMessage>
   if (typeof id !== 'string' || id.length === 0) return false
   if (!Number.isSafeInteger(seq) || (seq as number) < 0 || !MESSAGE_TYPES.has(type)) return false
-  if (typeof timestamp !== 'string' || !(ISO_UTC.test(timestamp) || !Number.isNaN(Date.parse(timestamp))))
-    return false
-  if (typeof content !== 'string' && !Array.isArray(content)) return false
-  const { agentName, compaction } = message as Partial<AnyMessage>
+  if (!isUtcTimestamp(timestamp) || contentProblem(content, 'content') !== undefined) return false
+  const { agentName, compaction, usage, stopReason, incomplete, metadata } = message as Partial<AnyMessage>
   if (agentName !== undefined && typeof agentName !== 'string') return false
+  if (usage !== undefined && usageProblem(usage, 'usage') !== undefined) return false
+  if (stopReason !== undefined && !STOP_REASONS.has(stopReason)) return false
+  if (incomplete !== undefined && typeof incomplete !== 'boolean') return false
+  if (metadata !== undefined && !isRecord(metadata)) return false
   if (compaction !== undefined) {
     if (typeof compaction !== 'object' || compaction === null) return false
     const throughSeq = (compaction as { throughSeq?: unknown }).throughSeq

@@ -8,13 +8,21 @@ import type { AnyMessage } from '../contracts/messages.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { SESSION_TRANSITIONS, type SessionState } from '../session/session-state.js'
 import { cloneJson } from './json-copy.js'
+import {
+  contentProblem,
+  isRecord,
+  isUtcTimestamp,
+  STOP_REASONS,
+  timestampProblem,
+  usageProblem,
+} from './shapes.js'
 
 const MESSAGE_TYPES = new Set(['user', 'agent', 'tool', 'system'])
 
 /** The optional text fields of a session, with the name an error gives them. */
-const OPTIONAL_TEXT_FIELDS = (['cwd', 'model', 'systemPrompt', 'providerSessionId', 'userId', 'appName'] as const).map(
-  (key) => [key, `session.${key}`] as const,
-)
+const OPTIONAL_TEXT_FIELDS = (
+  ['cwd', 'model', 'systemPrompt', 'providerSessionId', 'userId', 'appName'] as const
+).map((key) => [key, `session.${key}`] as const)
 
 function requireId(value: unknown, what: string): void {
   if (typeof value !== 'string' || value.length === 0) {
@@ -40,16 +48,33 @@ function requireSeq(value: unknown, what: string): void {
   }
 }
 
+/** A stored timestamp: ISO-8601 in UTC (`Z`), so that text order is the order of time. */
 function requireTimestamp(value: unknown, what: string): void {
+  if (!isUtcTimestamp(value)) throw new ValidationError(timestampProblem(what))
+}
+
+/** An instant given to a query: any ISO-8601 form `Date.parse` reads (it is normalised to UTC). */
+function requireInstant(value: unknown, what: string): void {
   if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
     throw new ValidationError(`${what} must be an ISO-8601 timestamp string.`)
   }
 }
 
+function check(problem: string | undefined): void {
+  if (problem !== undefined) throw new ValidationError(problem)
+}
+
+/** An optional object field: absent, or a plain object (never `null`, an array or a scalar). */
+function optionalRecord(value: unknown, what: string): void {
+  if (value !== undefined && !isRecord(value)) throw new ValidationError(`${what} must be an object.`)
+}
+
 /**
  * Checks a {@link SessionData} before a persister writes it and returns a JSON copy of it.
- * Throws {@link ValidationError} (code `VALIDATION`) for a missing id, a bad timestamp or state,
- * or metadata that JSON cannot hold. Persisters call it so they all reject the same inputs.
+ * Throws {@link ValidationError} (code `VALIDATION`) for a missing id, a timestamp that is not
+ * ISO-8601 UTC, an unknown state, a malformed `tokenUsage`, `metadata` that is not an object (or
+ * that JSON cannot hold), an optional field that is `null` or of the wrong type, or a session that
+ * names itself (or `''`) as its parent. Persisters call it so they all reject the same inputs.
  */
 export function validateSessionData(session: SessionData): SessionData {
   if (typeof session !== 'object' || session === null) throw new ValidationError('session must be an object.')
@@ -59,12 +84,16 @@ export function validateSessionData(session: SessionData): SessionData {
   if (typeof session.summary !== 'string') throw new ValidationError('session.summary must be a string.')
   if (!Object.hasOwn(SESSION_TRANSITIONS, session.state))
     throw new ValidationError(`session.state '${String(session.state)}' is unknown.`)
-  if (typeof session.tokenUsage !== 'object' || session.tokenUsage === null) {
-    throw new ValidationError('session.tokenUsage must be a TokenUsage object.')
-  }
+  check(usageProblem(session.tokenUsage, 'session.tokenUsage'))
   for (const [key, what] of OPTIONAL_TEXT_FIELDS) optionalString(session[key], what)
   optionalString(session.activeAgent, 'session.activeAgent')
-  optionalString(session.parentSessionId, 'session.parentSessionId')
+  optionalRecord(session.metadata, 'session.metadata')
+  if (session.parentSessionId !== undefined) {
+    requireId(session.parentSessionId, 'session.parentSessionId')
+    if (session.parentSessionId === session.id) {
+      throw new ValidationError(`session.parentSessionId: session ${session.id} cannot be its own parent.`)
+    }
+  }
   optionalString(session.parentToolUseId, 'session.parentToolUseId')
   if (session.forkedFrom !== undefined) {
     const origin = session.forkedFrom
@@ -80,7 +109,9 @@ export function validateSessionData(session: SessionData): SessionData {
 /**
  * Checks an {@link AnyMessage} before a persister writes it into session `sessionId` and returns a
  * JSON copy of it. Throws {@link ValidationError} for a missing id or session id, a `sessionId` that
- * differs from the message's own, a bad seq, type or timestamp, or content that JSON cannot hold.
+ * differs from the message's own, a bad seq, type or timestamp (ISO-8601 UTC), malformed content
+ * blocks, a malformed `usage`, an unknown `stopReason`, a non-boolean `incomplete`, `metadata` that
+ * is not an object, an optional field that is `null`, or anything JSON cannot hold.
  */
 export function validateMessage(sessionId: string, message: AnyMessage): AnyMessage {
   requireId(sessionId, 'sessionId')
@@ -94,10 +125,16 @@ export function validateMessage(sessionId: string, message: AnyMessage): AnyMess
   requireSeq(message.seq, 'message.seq')
   if (!MESSAGE_TYPES.has(message.type))
     throw new ValidationError(`message.type '${String(message.type)}' is unknown.`)
-  if (typeof message.content !== 'string' && !Array.isArray(message.content)) {
-    throw new ValidationError('message.content must be a string or an array of content blocks.')
-  }
+  check(contentProblem(message.content, 'message.content'))
   requireTimestamp(message.timestamp, 'message.timestamp')
+  if (message.usage !== undefined) check(usageProblem(message.usage, 'message.usage'))
+  if (message.stopReason !== undefined && !STOP_REASONS.has(message.stopReason)) {
+    throw new ValidationError(`message.stopReason '${String(message.stopReason)}' is unknown.`)
+  }
+  if (message.incomplete !== undefined && typeof message.incomplete !== 'boolean') {
+    throw new ValidationError('message.incomplete must be a boolean.')
+  }
+  optionalRecord(message.metadata, 'message.metadata')
   optionalString(message.agentName, 'message.agentName')
   if (message.compaction !== undefined) {
     if (typeof message.compaction !== 'object' || message.compaction === null) {
@@ -166,7 +203,7 @@ export function validateListQuery(query: ListSessionsQuery): readonly SessionSta
  */
 export function validateDeleteSessionsQuery(query: DeleteSessionsQuery): DeleteSessionsQuery {
   if (typeof query !== 'object' || query === null) throw new ValidationError('query must be an object.')
-  requireTimestamp(query.lastActivityBefore, 'lastActivityBefore')
+  requireInstant(query.lastActivityBefore, 'lastActivityBefore')
   optionalString(query.userId, 'userId')
   optionalString(query.appName, 'appName')
   const normalised: DeleteSessionsQuery = {

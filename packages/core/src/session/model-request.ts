@@ -6,6 +6,7 @@ import { backoffDelay, type RetryOptions } from '../retry/retry-options.js'
 import { sleep } from '../util/abort.js'
 import type { EventStream } from '../util/event-stream.js'
 import type { Logger } from '../util/logger.js'
+import { checkReplyContent } from './adapter-output.js'
 import { PartialResponse } from './checkpoint.js'
 import { type Final, type ResponseState, readResponse } from './response-stream.js'
 import type { SessionEvent } from './session-events.js'
@@ -108,6 +109,7 @@ async function streamResponse(
   }
   if (signal.aborted) throw context.toError(signal.reason)
 
+  if (final?.content) checkReplyContent(context, final.content)
   let content = final?.content ? structuredClone(final.content) : partial.content()
   if (partial.toolCalls.length > 0) {
     const known = new Set<string>()

@@ -2,6 +2,7 @@ import type { AdapterMessage } from '../contracts/agent-adapter.js'
 import type { ContentBlock, StopReason, TokenUsage } from '../contracts/messages.js'
 import type { EventStream } from '../util/event-stream.js'
 import { addUsage } from '../util/token-usage.js'
+import { malformedOutput, stopReasonFromAdapter, usageFromAdapter } from './adapter-output.js'
 import type { PartialResponse } from './checkpoint.js'
 import type { ModelRequestContext } from './model-request.js'
 import type { SessionEvent } from './session-events.js'
@@ -138,16 +139,22 @@ function handle(
       context.emit(event)
       return undefined
     case 'tool-call':
+      if (typeof event.id !== 'string' || typeof event.name !== 'string') {
+        throw malformedOutput(context, 'a tool-call event needs a string id and name.')
+      }
       partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input })
       context.emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
       return undefined
-    case 'usage':
-      state.usage = state.usage ? addUsage(state.usage, event.usage) : { ...event.usage }
-      context.onUsage(event.usage)
-      context.emit({ type: 'usage', usage: event.usage })
+    case 'usage': {
+      const usage = usageFromAdapter(context, event.usage)
+      if (usage === undefined) return undefined
+      state.usage = state.usage ? addUsage(state.usage, usage) : { ...usage }
+      context.onUsage(usage)
+      context.emit({ type: 'usage', usage })
       return undefined
+    }
     case 'message':
-      return { content: event.content, stopReason: event.stopReason }
+      return { content: event.content, stopReason: stopReasonFromAdapter(context, event.stopReason) }
     default:
       return undefined
   }

@@ -1,8 +1,9 @@
 import type { AnyMessage, ContentBlock, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
+import { contentProblem } from '../persistence/shapes.js'
 import { checkAgainst } from './schema.js'
 import type { Tool } from './tool.js'
 
-const BLOCK_TYPES = new Set(['text', 'image', 'thinking', 'tool_use', 'tool_result'])
+const BLOCK_TYPES: ReadonlySet<unknown> = new Set(['text', 'image', 'thinking', 'tool_use', 'tool_result'])
 
 /** Runs the tool calls of one model response in parallel; each becomes one result, in call order. */
 export async function runTools(
@@ -70,7 +71,7 @@ export function errorResult(toolUseId: string, text: string): ToolResultBlock {
 /** A string is a text block, content blocks are kept, any other value is JSON text. */
 export function toResultContent(output: unknown): ContentBlock[] {
   if (typeof output === 'string') return [{ type: 'text', text: output }]
-  if (Array.isArray(output) && output.length > 0 && output.every(isContentBlock)) return output
+  if (isBlockList(output)) return output
   let text: string
   try {
     text = JSON.stringify(output) ?? ''
@@ -80,11 +81,12 @@ export function toResultContent(output: unknown): ContentBlock[] {
   return [{ type: 'text', text }]
 }
 
-function isContentBlock(value: unknown): value is ContentBlock {
+/** Content blocks of the five kinds, each with its fields: stored as they are. Anything else is JSON text. */
+function isBlockList(value: unknown): value is ContentBlock[] {
   return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { type?: unknown }).type === 'string' &&
-    BLOCK_TYPES.has((value as { type: string }).type)
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((block) => BLOCK_TYPES.has((block as { type?: unknown } | null)?.type)) &&
+    contentProblem(value, 'output') === undefined
   )
 }
