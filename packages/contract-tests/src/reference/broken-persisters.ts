@@ -76,6 +76,59 @@ function transformingWrites(inner: AgentPersister, transform: (value: unknown) =
   })(inner)
 }
 
+/** The "helpful" repairs of the `repairs-loose-fields` variant: what P-ERR-007 says to refuse. */
+function repairLooseFields(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) }
+  for (const key of ['createdAt', 'lastActivity', 'timestamp']) {
+    const text = out[key]
+    if (typeof text === 'string' && !Number.isNaN(Date.parse(text))) out[key] = new Date(text).toISOString()
+  }
+  if (out.metadata !== undefined && (typeof out.metadata !== 'object' || out.metadata === null))
+    delete out.metadata
+  if (out.parentSessionId === out.id) delete out.parentSessionId
+  for (const key of ['tokenUsage', 'usage']) {
+    const usage = out[key] as Record<string, unknown> | undefined
+    if (typeof usage !== 'object' || usage === null) continue
+    const input = Number(usage.inputTokens) || 0
+    const output = Number(usage.outputTokens) || 0
+    out[key] = {
+      ...usage,
+      inputTokens: input,
+      outputTokens: output,
+      totalTokens: Number(usage.totalTokens) || input + output,
+    }
+  }
+  if (
+    out.stopReason !== undefined &&
+    typeof out.stopReason === 'string' &&
+    !STOP_REASONS.includes(out.stopReason)
+  ) {
+    out.stopReason = 'other'
+  }
+  if (out.incomplete !== undefined) out.incomplete = Boolean(out.incomplete)
+  if (Array.isArray(out.content)) {
+    out.content = out.content.map((block: unknown) => {
+      const fields = typeof block === 'object' && block !== null ? (block as Record<string, unknown>) : {}
+      if (fields.type === 'tool_use') return { ...fields, id: fields.id ?? '', name: fields.name ?? '' }
+      return fields.type === undefined || fields.type === 'text'
+        ? { type: 'text', ...fields, text: fields.text ?? '' }
+        : fields
+    })
+  }
+  return out
+}
+
+const STOP_REASONS: readonly string[] = [
+  'end_turn',
+  'max_tokens',
+  'tool_use',
+  'content_filter',
+  'aborted',
+  'error',
+  'other',
+]
+
 /** A persister whose ids (session and message session ids) pass through `normalise`. */
 function normalisingIds(inner: AgentPersister, normalise: (id: string) => string): AgentPersister {
   const fix = (id: string): string => (typeof id === 'string' ? normalise(id) : id)
@@ -753,6 +806,13 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     catches: ['P-ERR-004'],
     wrap: (inner) =>
       transformingWrites(inner, (value) => (value === undefined ? value : JSON.parse(JSON.stringify(value)))),
+  },
+  {
+    name: 'repairs-loose-fields',
+    defect:
+      'quietly repairs fields of the wrong shape (shifts offsets to UTC, drops null metadata, fills in usage, maps an unknown stopReason, patches content blocks) instead of rejecting them',
+    catches: ['P-ERR-007'],
+    wrap: (inner) => transformingWrites(inner, repairLooseFields),
   },
   {
     name: 'memory-only',

@@ -196,6 +196,60 @@ export const errorRules: PersisterRule[] = [
     },
   }),
   definePersisterRule({
+    id: 'P-ERR-007',
+    level: 'MUST',
+    group,
+    title:
+      'a field of the wrong shape rejects with VALIDATION and writes nothing: a timestamp not in UTC, metadata that is not an object, a malformed usage, an unknown stopReason, a content block without its fields, a session that is its own parent',
+    hint: 'validateSessionData and validateMessage (or checkMessage) of @agentx/core check every field; timestamps are ordered as text, so only UTC (…Z) keeps them in time order.',
+    async check({ persister }, check) {
+      await persister.saveSession(minimalSession('target'))
+      const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 }
+      const session = (what: string, fields: Record<string, unknown>): [string, () => Promise<unknown>] => [
+        `saveSession with ${what}`,
+        () => persister.saveSession({ ...minimalSession('other'), ...fields } as SessionData),
+      ]
+      const message = (what: string, fields: Record<string, unknown>): [string, () => Promise<unknown>] => [
+        `saveMessage with ${what}`,
+        () => persister.saveMessage('target', { ...textMessage('target', 0), ...fields } as AnyMessage),
+      ]
+      await expectAllInvalid(
+        [
+          session('a createdAt with a UTC offset', { createdAt: '2026-01-02T05:04:05.678+02:00' }),
+          session('a lastActivity without a time', { lastActivity: '2026-01-02' }),
+          session('a lastActivity on a day that does not exist', {
+            lastActivity: '2026-02-30T00:00:00.000Z',
+          }),
+          session('string metadata', { metadata: 'tags' }),
+          session('metadata null', { metadata: null }),
+          session('a tokenUsage count that is a string', { tokenUsage: { ...usage, inputTokens: '1' } }),
+          session('itself as its parent', { parentSessionId: 'other' }),
+          message('a timestamp with a UTC offset', { timestamp: '2026-01-02T05:04:05.678+02:00' }),
+          message('metadata null', { metadata: null }),
+          message('a usage without totalTokens', {
+            type: 'agent',
+            usage: { inputTokens: 1, outputTokens: 1 },
+          }),
+          message("stopReason 'finished'", { type: 'agent', stopReason: 'finished' }),
+          message("incomplete 'yes'", { type: 'agent', incomplete: 'yes' }),
+          message('a null content block', { content: [null] }),
+          message('a text block without text', { content: [{ type: 'text' }] }),
+          message('a tool call without an id', {
+            type: 'agent',
+            content: [{ type: 'tool_use', name: 'n', input: {} }],
+          }),
+        ],
+        check,
+      )
+      check.deepEqual(await persister.getMessages('target'), [], 'messages after the rejected saves')
+      check.deepEqual(
+        (await persister.getAllSessions()).map((s) => s.id),
+        ['target'],
+        'sessions after the rejected saves',
+      )
+    },
+  }),
+  definePersisterRule({
     id: 'P-ERR-006',
     level: 'MUST',
     group,
