@@ -196,6 +196,23 @@ export const errorRules: PersisterRule[] = [
     },
   }),
   definePersisterRule({
+    id: 'P-ERR-006',
+    level: 'MUST',
+    group,
+    title: 'listSessions with an invalid limit or offset rejects with VALIDATION',
+    hint: 'Validate with validatePaging from @agentx/core.',
+    async check({ persister }, check) {
+      await persister.saveSession(minimalSession('one'))
+      for (const query of [{ limit: -1 }, { limit: 2.5 }, { offset: -3 }, { offset: Number.NaN }]) {
+        await check.rejectsWithCode(
+          () => persister.listSessions(query),
+          'VALIDATION',
+          `listSessions(${JSON.stringify(query)})`,
+        )
+      }
+    },
+  }),
+  definePersisterRule({
     id: 'P-ERR-007',
     level: 'MUST',
     group,
@@ -247,23 +264,6 @@ export const errorRules: PersisterRule[] = [
         ['target'],
         'sessions after the rejected saves',
       )
-    },
-  }),
-  definePersisterRule({
-    id: 'P-ERR-006',
-    level: 'MUST',
-    group,
-    title: 'listSessions with an invalid limit or offset rejects with VALIDATION',
-    hint: 'Validate with validatePaging from @agentx/core.',
-    async check({ persister }, check) {
-      await persister.saveSession(minimalSession('one'))
-      for (const query of [{ limit: -1 }, { limit: 2.5 }, { offset: -3 }, { offset: Number.NaN }]) {
-        await check.rejectsWithCode(
-          () => persister.listSessions(query),
-          'VALIDATION',
-          `listSessions(${JSON.stringify(query)})`,
-        )
-      }
     },
   }),
 ]
