@@ -17,11 +17,11 @@ function recordingLogger(): Logger & { warnings: string[] } {
   return { warnings, debug: ignore, info: ignore, error: ignore, warn: (message) => warnings.push(message) }
 }
 
-async function run(turns: AdapterMessage[][], tools?: Parameters<typeof createAgent>[0]['tools']) {
+async function run(turns: AdapterMessage[][], tools?: NonNullable<Parameters<typeof createAgent>[0]>['tools']) {
   const persister = new InMemoryPersister()
   const logger = recordingLogger()
   const adapter = new ScriptedAdapter(turns)
-  const agent = createAgent({ tools }, { adapter, persister, logger })
+  const agent = createAgent(tools === undefined ? {} : { tools }, { adapter, persister, logger })
   const session = await agent.createSession()
   const events: SessionEvent[] = []
   session.subscribe((event) => events.push(event))
