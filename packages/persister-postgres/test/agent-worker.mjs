@@ -8,6 +8,8 @@
 //       one send whose model never finishes; prints { started } and waits to be killed
 //   node agent-worker.mjs start <url> <schema>
 //       initialize() only (repairs sessions left active); prints { initialized }
+//   node agent-worker.mjs delete <url> <schema> <sessionId>
+//       agent.deleteSession(); prints { deleted: true } or { error: <code> }
 //   node agent-worker.mjs no-close <url> <schema> <count>
 //       sends `count` messages, closes the agent but never the persister it gave the agent, then
 //       issues `count` saveMessage calls without awaiting them and ends its script; prints { sent }
@@ -66,6 +68,15 @@ if (command === 'sends') {
   await agent.initialize()
   await agent.close()
   print({ initialized: true })
+} else if (command === 'delete') {
+  const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+  try {
+    await agent.deleteSession(args[0])
+    print({ deleted: true })
+  } catch (error) {
+    print({ error: isAgentError(error) ? error.code : String(error) })
+  }
+  await agent.close()
 } else if (command === 'no-close') {
   const count = Number(args[0])
   const turns = Array.from({ length: count }, (_, i) => textTurn(`reply ${i}`))

@@ -4,6 +4,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createAgent } from '@agentx/core'
+import { ScriptedAdapter, textTurn } from '@agentx/core/testing'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createSqlitePersister } from './index.js'
 import { killHard, nextLine, runChild, startChild } from '../test/child-process.js'
@@ -92,5 +94,35 @@ describe('a second process starting up', () => {
     // The user message of the killed send was kept.
     expect((await after.getMessages(id)).map((m) => m.content)).toContain('a long task')
     await after.close()
+  }, 60_000)
+})
+
+describe('a session deleted by another process', () => {
+  it('is not deleted while another process sends in it; once deleted, this process never writes it back', async () => {
+    const id = await newSession()
+    const first = startChild('./agent-worker.mjs', ['long', filename, id, '1500'])
+    try {
+      await nextLine(first)
+      expect(await runChild('./agent-worker.mjs', ['delete', filename, id])).toEqual({ error: 'SESSION_BUSY' })
+      const persister = createSqlitePersister({ filename })
+      expect((await persister.getMessages(id)).map((m) => m.content)).toEqual(['a long task'])
+      await persister.close()
+    } finally {
+      await killHard(first)
+    }
+    // This process holds the session object while a third one deletes it (once the lease expired).
+    const persister = createSqlitePersister({ filename })
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('never')]), persister })
+    const session = (await agent.getSession(id))!
+    await new Promise((resolve) => setTimeout(resolve, 1_800))
+    expect(await runChild('./agent-worker.mjs', ['delete', filename, id])).toEqual({ deleted: true })
+    await expect(session.send('after the delete')).rejects.toMatchObject({ code: 'SESSION_STATE', state: 'deleted' })
+    await expect(session.update({ summary: 'renamed' })).rejects.toMatchObject({ code: 'SESSION_STATE' })
+    expect(session.state).toBe('deleted')
+    await agent.close()
+    // Before, the failed send stored the session again (state 'error', no messages).
+    expect(await persister.getSession(id)).toBeNull()
+    expect(await persister.getMessages(id)).toEqual([])
+    await persister.close()
   }, 60_000)
 })

@@ -8,6 +8,8 @@
 //       one send whose model never finishes; prints { started } and waits to be killed
 //   node agent-worker.mjs start <file>
 //       initialize() only (repairs sessions left active); prints { initialized }
+//   node agent-worker.mjs delete <file> <sessionId>
+//       agent.deleteSession(); prints { deleted: true } or { error: <code> }
 const { createAgent, isAgentError } = await import('@agentx/core')
 const { ScriptedAdapter, textTurn } = await import('@agentx/core/testing')
 const { createSqlitePersister } = await import(new URL('../src/index.ts', import.meta.url).href)
@@ -58,6 +60,15 @@ if (command === 'sends') {
   print({ started: true })
   // Runs until killed (never reaches the close below).
   await new Promise(() => setInterval(() => {}, 60_000))
+} else if (command === 'delete') {
+  const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+  try {
+    await agent.deleteSession(args[0])
+    print({ deleted: true })
+  } catch (error) {
+    print({ error: isAgentError(error) ? error.code : String(error) })
+  }
+  await agent.close()
 } else if (command === 'start') {
   const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
   await agent.initialize()

@@ -20,6 +20,7 @@ import type { MessagesQuery } from './session-history.js'
 import {
   closePending,
   completeSession,
+  deleteSession,
   forkSession,
   isIdle,
   pendingOf,
@@ -267,9 +268,7 @@ export class BaseSession implements Session {
       this.abort()
       await this.whenSettled()
     }
-    await core.queue?.discard()
-    await this.persister?.deleteSession(this.id)
-    this.#markDeleted()
+    await deleteSession(core)
   }
 
   /**
@@ -286,16 +285,7 @@ export class BaseSession implements Session {
       // Deleted meanwhile (the application called delete()): nothing more to do.
       if ((core.data.state as SessionState) === 'deleted') return
     }
-    const discarded = core.queue?.discard()
-    this.#markDeleted()
-    await discarded
-  }
-
-  #markDeleted(): void {
-    const core = this.#core
-    core.setState('deleted')
-    core.history.clear()
-    core.clearListeners()
+    await core.markDeleted()
   }
 
   /**

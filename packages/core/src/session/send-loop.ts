@@ -25,6 +25,7 @@ import { parseOutput } from '../tools/structured-output.js'
 import { batchContext, type Opening, openSend, retryContinuation } from './send-opening.js'
 import { textOf } from '../util/content-text.js'
 import { runBatch, toolCallsOf } from './tool-step.js'
+import { isDeletedError } from './session-lease.js'
 
 /** The protected hooks of `BaseSession` that the loop calls. */
 export interface SendHooks {
@@ -166,6 +167,11 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     return result
   } catch (caught) {
     const error = core.toError(caught, signal)
+    // Deleted by another process (found when claiming or reloading): deleted here too, nothing written.
+    if (isDeletedError(error) && !started) {
+      await core.markDeleted(emit)
+      throw error
+    }
     // Refused before anything was written (bad answers, nothing to retry, held by another
     // process): the session is unchanged.
     if (

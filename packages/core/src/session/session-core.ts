@@ -13,7 +13,7 @@ import { uuidv7 } from '../util/uuid-v7.js'
 import type { SendOptions } from './session.js'
 import type { SessionEvent, SessionListener } from './session-events.js'
 import { SessionHistory } from './session-history.js'
-import { SessionLease } from './session-lease.js'
+import { deletedElsewhere, SessionLease } from './session-lease.js'
 import { DEFAULT_PROFILE } from './session-profile.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { assertTransition } from './session-state.js'
@@ -219,6 +219,21 @@ export class SessionCore {
     this.#listeners = []
   }
 
+  /**
+   * The store no longer holds this session (deleted here, by a parent's cascade, or by another
+   * process): `deleted` at once — the agent lets the object go on its `state` event — its history
+   * and listeners dropped, and nothing it still had queued is written, so it can never come back
+   * as an orphan row. Resolves once a write in flight has settled.
+   */
+  markDeleted(emit?: (event: SessionEvent) => void): Promise<void> {
+    if (this.data.state === 'deleted') return Promise.resolve()
+    const discarded = this.queue?.discard()
+    this.setState('deleted', emit)
+    this.history.clear()
+    this.clearListeners()
+    return discarded ?? Promise.resolve()
+  }
+
   emit(event: SessionEvent): void {
     const listeners = this.#listeners
     for (let i = 0; i < listeners.length; i++) {
@@ -286,7 +301,7 @@ export class SessionCore {
     if (persister === undefined || (this.queue !== undefined && !this.queue.idle)) return
     const stored = await persister.getSession(this.id)
     if (stored === null) {
-      throw new SessionStateError(`Session ${this.id} was deleted by another process.`, { state: 'deleted' })
+      throw deletedElsewhere(this.id)
     }
     // Another process's send may have left a new provider session id: whose it is, is unknown here.
     if (stored.providerSessionId !== this.data.providerSessionId) this.forgetResumeIssuer()

@@ -208,3 +208,66 @@ describe('retention', () => {
     expect(() => createAgent({ retention: { intervalMs: 5 } } as never)).toThrow(/inactiveForMs/)
   })
 })
+
+describe('deleting across agents on one store', () => {
+  it('a session deleted by another agent is deleted here too: send, update, complete and fork write nothing back', async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent({}, { adapter: new ScriptedAdapter(replies('a', 4)), persister })
+    const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const calls: Array<[string, (s: Awaited<ReturnType<typeof first.createSession>>) => Promise<unknown>]> = [
+      ['send', (s) => s.send('again')],
+      ['update', (s) => s.update({ summary: 'renamed' })],
+      ['complete', (s) => s.complete()],
+      ['fork', (s) => s.fork()],
+    ]
+    for (const [what, call] of calls) {
+      const session = await first.createSession()
+      await session.send('hello')
+      await session.flush()
+      const states: string[] = []
+      first.subscribe((event, source) => {
+        if (source.id === session.id && event.type === 'state') states.push(event.state)
+      })
+      await second.deleteSession(session.id)
+      const failure = await call(session).catch((error: unknown) => error)
+      expect(failure, what).toMatchObject({ code: 'SESSION_STATE', state: 'deleted' })
+      expect((failure as Error).message, what).toMatch(/deleted by another process/)
+      // Nothing came back: no record (before, a failed send stored it again in state 'error').
+      expect(await persister.getSession(session.id), what).toBeNull()
+      expect(await persister.getMessages(session.id), what).toEqual([])
+      expect(session.state, what).toBe('deleted')
+      expect(states, what).toEqual(['deleted'])
+      expect(await first.getSession(session.id), what).toBeUndefined()
+      await expect(session.send('once more'), what).rejects.toMatchObject({ code: 'SESSION_STATE' })
+      expect(await persister.getAllSessions(), what).toEqual([])
+    }
+    await first.close()
+    await second.close()
+  })
+
+  it('delete() of a session another agent is sending in is refused with SessionBusyError and deletes nothing', async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([{ events: textTurn('slow reply'), delayMs: 30 }]), persister },
+    )
+    const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const session = await first.createSession()
+    const running = session.send('from the first')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const other = (await second.getSession(session.id))!
+    await expect(other.delete()).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    await expect(second.deleteSession(session.id)).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    expect(other.state).not.toBe('deleted')
+    expect((await running).text).toBe('slow reply')
+    await session.flush()
+    expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual(['user', 'agent'])
+    // Once the send is over the delete goes through, and the first agent finds it gone.
+    await second.deleteSession(session.id)
+    expect(await persister.getSession(session.id)).toBeNull()
+    await expect(session.send('again')).rejects.toMatchObject({ code: 'SESSION_STATE', state: 'deleted' })
+    expect(await persister.getSession(session.id)).toBeNull()
+    await first.close()
+    await second.close()
+  })
+})

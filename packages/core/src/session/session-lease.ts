@@ -1,5 +1,7 @@
 import type { AgentPersister } from '../contracts/agent-persister.js'
+import { isAgentError } from '../errors/agent-error.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
+import { SessionStateError } from '../errors/session-state-error.js'
 import type { Logger } from '../util/logger.js'
 
 /** Default of `AgentConfig.leaseTtlMs`: how long a lease lasts without renewal (30 s). */
@@ -61,13 +63,21 @@ export class SessionLease {
 
   /**
    * Claims the session (or renews an own lease) and starts renewing it. Rejects with
-   * {@link SessionBusyError} when another owner holds a live lease; a storage failure rejects with
-   * the persister's error. Resolves at once when the persister has no leases.
+   * {@link SessionBusyError} when another owner holds a live lease, with {@link deletedElsewhere}'s
+   * error when the store no longer has the session; a storage failure rejects with the persister's
+   * error. Resolves at once when the persister has no leases.
    */
   async claim(): Promise<void> {
     const { persister, sessionId, owner } = this.#options
     if (!SessionLease.isSupportedBy(persister)) return
-    const claimed = await persister.claimSession!(sessionId, owner, this.#ttlMs)
+    let claimed: boolean
+    try {
+      claimed = await persister.claimSession!(sessionId, owner, this.#ttlMs)
+    } catch (error) {
+      // The store no longer has the session: another process deleted it.
+      if (isAgentError(error) && error.code === 'NOT_FOUND') throw deletedElsewhere(sessionId, error)
+      throw error
+    }
     if (!claimed) throw new SessionBusyError(sessionId)
     this.#held = true
     this.#lost = false
@@ -127,4 +137,17 @@ export class SessionLease {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
   }
+}
+
+/**
+ * The error of a call that found its session gone from the store (another process deleted it):
+ * a {@link SessionStateError} in state `deleted`, as for a session deleted here.
+ */
+export function deletedElsewhere(id: string, cause?: unknown): SessionStateError {
+  return new SessionStateError(`Session ${id} was deleted by another process.`, { state: 'deleted', cause })
+}
+
+/** Whether `error` says the session is deleted (here, or in the store by another process). */
+export function isDeletedError(error: unknown): boolean {
+  return error instanceof SessionStateError && error.state === 'deleted'
 }

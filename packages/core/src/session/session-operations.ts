@@ -1,7 +1,6 @@
 import type { SessionData } from '../contracts/agent-persister.js'
 import type { AnyMessage } from '../contracts/messages.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
-import { SessionStateError } from '../errors/session-state-error.js'
 import { isAgentTool } from '../tools/agent-tool.js'
 import type { PendingToolCall } from '../tools/tool.js'
 import { repliedInstead } from './approvals.js'
@@ -22,6 +21,7 @@ import {
   type SessionUpdate,
   validateSessionUpdate,
 } from './session-update.js'
+import { deletedElsewhere, isDeletedError } from './session-lease.js'
 import { closeWaitingChildren } from './subagents.js'
 import { mergeTools, resultEvent } from './tool-step.js'
 
@@ -82,12 +82,39 @@ export async function completeSession(core: SessionCore): Promise<void> {
 async function underLease<T>(core: SessionCore, change: () => Promise<T>): Promise<T> {
   const lease = core.lease
   if (lease === undefined) return change()
-  await lease.claim()
   try {
-    return await change()
-  } finally {
-    if (core.run === undefined) await lease.release()
+    await lease.claim()
+    try {
+      return await change()
+    } finally {
+      if (core.run === undefined) await lease.release()
+    }
+  } catch (error) {
+    // Deleted by another process: deleted here too, and nothing of it is written again.
+    if (isDeletedError(error)) await core.markDeleted()
+    throw error
   }
+}
+
+/**
+ * `session.delete()` once a send of this object has settled: the store's record and messages
+ * (children cascade), then the object becomes `deleted`. With leases it holds the session's lease
+ * first, so a send running in another process is not cut from under it: `SessionBusyError`, and
+ * nothing is deleted. A session another process already deleted is simply deleted here too.
+ */
+export async function deleteSession(core: SessionCore): Promise<void> {
+  await core.queue?.discard()
+  const { persister } = core
+  if (persister !== undefined) {
+    try {
+      await core.lease?.claim()
+    } catch (error) {
+      if (!isDeletedError(error)) throw error
+    }
+    // The lease goes with the record: nothing to release.
+    await persister.deleteSession(core.id)
+  }
+  await core.markDeleted()
 }
 
 /**
@@ -108,7 +135,10 @@ export async function forkSession(
     // snapshot of the fork's own, so a send starting meanwhile is not disturbed.
     await core.queue?.flush()
     const stored = await readStoredSession(core.persister, core.id)
-    if (stored === null) throw deletedElsewhere(core.id)
+    if (stored === null) {
+      await core.markDeleted()
+      throw deletedElsewhere(core.id)
+    }
     source = stored
   } else {
     // The whole conversation: a compacted session holds only what follows its latest summary.
@@ -157,6 +187,4 @@ export async function closePending(core: SessionCore): Promise<void> {
   await core.write(core.saveSession())
 }
 
-function deletedElsewhere(id: string): SessionStateError {
-  return new SessionStateError(`Session ${id} was deleted by another process.`, { state: 'deleted' })
-}
+
