@@ -197,6 +197,27 @@ describe('handoffs', () => {
     expect(statefulAgain.calls[0]!.options.resume).toBe('resp_1')
     await second.close()
   })
+
+  it('after a restart an id that either of two adapters may have issued goes to neither', async () => {
+    const persister = new InMemoryPersister()
+    const config = (billing: ScriptedAdapter) => ({ agents: { billing: { adapter: billing } } })
+    const billing = new ScriptedAdapter([textTurn('bill', { sessionId: 'bill-sess' })], { name: 'billing' })
+    const main = new ScriptedAdapter([textTurn('main')], { name: 'main' })
+    const first = createAgent(config(billing), { adapter: main, persister })
+    const session = await first.createSession()
+    await session.send('a', { agent: 'billing' })
+    await session.send('b', { agent: 'default' })
+    expect(main.calls[0]!.options.resume).toBeUndefined()
+    await first.close()
+
+    const mainAgain = new ScriptedAdapter([textTurn('main again')], { name: 'main' })
+    const second = createAgent(config(new ScriptedAdapter([])), { adapter: mainAgain, persister })
+    await (await second.getSession(session.id))!.send('c')
+    // Before, the adapter that answered last ('main') was taken for the issuer of billing's id.
+    expect(mainAgain.calls[0]!.options.resume).toBeUndefined()
+    expect(mainAgain.calls[0]!.options.history).toHaveLength(4)
+    await second.close()
+  })
 })
 
 describe('the profile of a send is kept through failures, answers and checkpoints', () => {
@@ -445,6 +466,32 @@ describe('agents as tools', () => {
     await session.flush()
     const child = (await persister.listSessions({ includeChildren: true })).find((s) => s.parentSessionId)
     expect(child?.state).toBe('aborted')
+    await agent.close()
+  })
+
+  it("a child that stops for an approval still counts in its parent's send usage, before and after the answer", async () => {
+    const publish: Tool = {
+      name: 'publish',
+      description: 'publishes',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: () => 'published',
+    }
+    const { agent } = setUp(
+      [
+        toolCallTurn([{ id: 'p1', name: 'publish', input: {} }], { usage: usage(100, 10) }),
+        textTurn('Published.', { usage: usage(1000, 20) }),
+      ],
+      [publish],
+    )
+    const session = await agent.createSession()
+    const waiting = await session.send('research and publish')
+    expect(waiting.pending).toHaveLength(1)
+    // The lead's request (10 + 2) and the child's up to its approval (100 + 10); before: the lead's only.
+    expect(waiting.usage).toEqual(usage(110, 12))
+    const answered = await session.send([{ type: 'tool_approval', toolUseId: 'p1', approved: true }])
+    // The child's resumed request (1000 + 20) and the lead's answer (20 + 3); before: the lead's only.
+    expect(answered.usage).toEqual(usage(1020, 23))
     await agent.close()
   })
 

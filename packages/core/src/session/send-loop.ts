@@ -66,6 +66,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     started = true
     if (retryFrom !== undefined) core.setState('active', emit)
     const opening: Opening = retryFrom ?? (await openSend(core, run, tools, signal, batch, answers))
+    if (opening.usage) sendUsage = addUsage(sendUsage, opening.usage)
     let { prompt, historyEnd } = 'waiting' in opening ? { prompt: '', historyEnd: 0 } : opening
     const maxSteps = options.maxSteps ?? core.options.maxSteps
     const context = requestContext(core, run, signal, hooks)
@@ -126,11 +127,11 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       pending = await pendingCalls(calls, tools, stepContext)
       if (pending.length > 0) break
       const batchOutcome = await runBatch(calls, tools, stepContext)
+      if (batchOutcome.usage) sendUsage = addUsage(sendUsage, batchOutcome.usage)
       if (batchOutcome.kind === 'waiting') {
         pending = batchOutcome.pending
         break
       }
-      if (batchOutcome.usage) sendUsage = addUsage(sendUsage, batchOutcome.usage)
       core.throwIfAborted(signal)
       historyEnd = core.history.messages.length
       await core.write(core.append(core.newMessage('tool', batchOutcome.results), run))

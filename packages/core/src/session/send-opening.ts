@@ -1,4 +1,4 @@
-import type { AnyMessage, ContentBlock, ToolUseBlock } from '../contracts/messages.js'
+import type { AnyMessage, ContentBlock, TokenUsage, ToolUseBlock } from '../contracts/messages.js'
 import { textOf } from '../util/content-text.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import type { PendingToolCall, Tool } from '../tools/tool.js'
@@ -19,7 +19,13 @@ const SUMMARY_LENGTH = 100
  * Where the send's first model request starts (`prompt`, `historyEnd`), with the calls of the
  * batch it answered; or the calls still waiting (a sub-agent asked again).
  */
-export type Opening = (Continuation & { answered?: ToolUseBlock[] }) | { waiting: PendingToolCall[] }
+/**
+ * How a send opens: the prompt of its first request, or (answers that left a sub-agent waiting)
+ * the calls it still waits on; `usage` is what answering took (sub-agents that ran on).
+ */
+export type Opening = ((Continuation & { answered?: ToolUseBlock[] }) | { waiting: PendingToolCall[] }) & {
+  usage?: TokenUsage
+}
 
 export function retryContinuation(core: SessionCore): Continuation {
   const continuation = continuationForRetry(core.history.messages)
@@ -51,11 +57,12 @@ export async function openSend(
     void core.queue?.saveSession(core.toSessionData())
     const outcome = await runBatch(batch.calls, tools, batchContext(core, run, signal), answers)
     // A sub-agent stopped again for another answer: the batch keeps waiting.
-    if (outcome.kind === 'waiting') return { waiting: outcome.pending }
+    const usage = outcome.usage === undefined ? {} : { usage: outcome.usage }
+    if (outcome.kind === 'waiting') return { waiting: outcome.pending, ...usage }
     core.throwIfAborted(signal)
     const historyEnd = core.history.messages.length
     await core.write(core.append(core.newMessage('tool', outcome.results), run))
-    return { prompt: outcome.results, historyEnd, answered: batch.calls }
+    return { prompt: outcome.results, historyEnd, answered: batch.calls, ...usage }
   }
   const content = (run.input as { content: string | ContentBlock[] }).content
   if (batch !== undefined) {

@@ -30,7 +30,7 @@ export interface ChildSessions {
 /** What running an agent tool's call produced: its result, or the child's calls it waits on. */
 export type ChildOutcome =
   | { kind: 'done'; result: ToolResultBlock; usage?: TokenUsage }
-  | { kind: 'waiting'; pending: PendingToolCall[] }
+  | { kind: 'waiting'; pending: PendingToolCall[]; usage?: TokenUsage }
 
 /**
  * The id of the child session that answers `toolUseId` of session `parentId`: derived, so the
@@ -107,8 +107,9 @@ export async function runChild(
       send = child.send(task, { agent: profile })
     }
     const result = await send
+    // The child's requests until it stopped count in the parent send's usage (DESIGN §10.3).
     if (result.pending !== undefined && result.pending.length > 0)
-      return { kind: 'waiting', pending: result.pending }
+      return { kind: 'waiting', pending: result.pending, usage: result.usage }
     return { kind: 'done', result: textResult(call.id, result.text), usage: result.usage }
   } catch (error) {
     if (context.signal.aborted) throw error

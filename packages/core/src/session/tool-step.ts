@@ -31,7 +31,7 @@ export function mergeTools(...lists: Array<readonly Tool[] | undefined>): Map<st
 /** What running a batch produced: the results for one `tool` message, or the calls it still waits on. */
 export type BatchOutcome =
   | { kind: 'done'; results: ToolResultBlock[]; usage: TokenUsage | undefined }
-  | { kind: 'waiting'; pending: PendingToolCall[] }
+  | { kind: 'waiting'; pending: PendingToolCall[]; usage: TokenUsage | undefined }
 
 /** What the tool step needs from its session. */
 export interface BatchContext {
@@ -78,13 +78,16 @@ export async function runBatch(
             }),
       ),
     )
+    // What the children used counts in this send, also when one of them stopped for an answer.
+    for (const outcome of outcomes) {
+      if (outcome.usage) usage = usage ? addUsage(usage, outcome.usage) : { ...outcome.usage }
+    }
     const pending = outcomes.flatMap((outcome) => (outcome.kind === 'waiting' ? outcome.pending : []))
-    if (pending.length > 0) return { kind: 'waiting', pending }
+    if (pending.length > 0) return { kind: 'waiting', pending, usage }
     for (const outcome of outcomes) {
       if (outcome.kind !== 'done') continue
       results.set(outcome.result.toolUseId, outcome.result)
       context.emit(resultEvent(outcome.result))
-      if (outcome.usage) usage = usage ? addUsage(usage, outcome.usage) : { ...outcome.usage }
     }
   }
   const toRun: ToolUseBlock[] = []
