@@ -325,6 +325,38 @@ describe('failures', () => {
     }
   })
 
+  it('gives a call that waits for an approval its execute_tool span in the send that runs it, not in the one that waits', async () => {
+    let ran = 0
+    const guarded: Tool = {
+      name: 'lookup',
+      description: 'Needs an approval.',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: () => {
+        ran += 1
+        return 'looked up'
+      },
+    }
+    const { harness, agent } = setup(
+      [toolCallTurn([{ id: 'c1', name: 'lookup', input: {} }]), textTurn('done')],
+      { config: { tools: [guarded] } },
+    )
+    const session = await agent.createSession()
+    await session.send('hi')
+    // Before, the waiting send ended an execute_tool span (status unset) for a tool that never ran.
+    expect((await harness.spans()).map((span) => span.name)).toEqual(['chat model-a', 'invoke_agent default'])
+    await session.send([{ type: 'tool_approval', toolUseId: 'c1', approved: true }])
+    expect(ran).toBe(1)
+    const spans = await harness.spans()
+    const tools = spans.filter((span) => span.name === 'execute_tool lookup')
+    expect(tools).toHaveLength(1)
+    const answering = spans.filter((span) => span.name === 'invoke_agent default')[1]!
+    expect(parentOf(tools[0]!)).toBe(answering.spanContext().spanId)
+    expect(tools[0]!.attributes['gen_ai.tool.call.id']).toBe('c1')
+    expect(ms(tools[0]!.startTime)).toBeGreaterThanOrEqual(ms(answering.startTime))
+    expect(tools[0]!.status.code).toBe(SpanStatusCode.UNSET)
+  })
+
   it('marks an aborted send and its request as ADAPTER_ABORTED', async () => {
     const { harness, agent } = setup([{ events: [{ type: 'text-delta', text: 'par' }], waitForAbort: true }])
     const session = await agent.createSession()

@@ -47,17 +47,26 @@ interface ChatStep {
   reply: ObservedMessage | undefined
 }
 
-/** One tool call, from its agent message to its `tool-result`. */
+/**
+ * One tool call, from its agent message (or, answered after a wait, from the start of the send
+ * that runs it) to its `tool-result`. Its span is opened when the call is known to run — at its
+ * result, or when a sub-agent starts under it — with the recorded start time, so a call that only
+ * waits for an approval or a client's answer gets no `execute_tool` span in that send.
+ */
 interface ToolCall {
-  span: Span
   name: string
+  start: number
+  input: unknown
+  span: Span | undefined
 }
 
 /** How a send ended. */
 interface Outcome {
   error?: unknown
   aborted?: boolean
-  result?: { usage?: ObservedUsage; stopReason?: string; messages?: ObservedMessage[] }
+  /** The send stopped for input (`waiting_input`): its unanswered calls go on in the next send. */
+  waiting?: boolean
+  result?: { usage?: ObservedUsage; stopReason?: string; messages?: ObservedMessage[]; pending?: unknown[] }
 }
 
 /** Where a trace's `invoke_agent` span hangs: the caller's context, or a parent's tool span. */
@@ -94,6 +103,8 @@ export class SessionTrace {
   #hasUsage = false
   #chat: ChatStep | undefined
   #tools = new Map<string, ToolCall>()
+  /** Calls still waiting for input when the last send ended (id → tool name): the next send runs them. */
+  #carried = new Map<string, string>()
   /** With `recordContent`: the user message that starts the next send, and each step's new input. */
   #pendingUser: ObservedMessage | undefined
   #stepInput: ObservedMessage | undefined
@@ -116,7 +127,7 @@ export class SessionTrace {
 
   /** Whether the trace holds nothing (the router may forget it). */
   get idle(): boolean {
-    return this.#invoke === undefined && this.#pendingUser === undefined
+    return this.#invoke === undefined && this.#pendingUser === undefined && this.#carried.size === 0
   }
 
   handle(event: ObservedEvent): void {
@@ -168,6 +179,7 @@ export class SessionTrace {
         return
       case 'input-required':
         this.#invoke?.addEvent(EVENT.inputRequired)
+        this.#onInputRequired(event.pending)
         return
       default:
         // Deltas, usage and tool-call events carry nothing the spans need (step-finish has the usage,
@@ -181,15 +193,17 @@ export class SessionTrace {
    * one named after the agent, or the only one running), else this send's `invoke_agent`.
    */
   childContext(agent: string): Context {
-    let named: Span | undefined
-    let only: Span | undefined
+    let named: [string, ToolCall] | undefined
+    let only: [string, ToolCall] | undefined
     let running = 0
-    for (const call of this.#tools.values()) {
+    for (const entry of this.#tools) {
       running++
-      only = call.span
-      if (call.name === agent) named ??= call.span
+      only = entry
+      if (entry[1].name === agent) named ??= entry
     }
-    const parent = named ?? (running === 1 ? only : undefined) ?? this.#invoke
+    const chosen = named ?? (running === 1 ? only : undefined)
+    // The call runs: a sub-agent started under it.
+    const parent = chosen ? this.#openTool(chosen[0], chosen[1]) : this.#invoke
     return parent ? trace.setSpan(contextApi.active(), parent) : contextApi.active()
   }
 
@@ -229,7 +243,7 @@ export class SessionTrace {
       return
     }
     if (typeof state !== 'string' || !ENDING_STATES.has(state) || !this.#invoke) return
-    this.#endSend(state === 'aborted' ? { aborted: true } : {})
+    this.#endSend(state === 'aborted' ? { aborted: true } : state === 'waiting_input' ? { waiting: true } : {})
   }
 
   #startSend(): void {
@@ -254,6 +268,11 @@ export class SessionTrace {
     }
     this.#stepInput = this.#pendingUser
     this.#pendingUser = undefined
+    // Calls answered in this send (approved, or a sub-agent resumed) run from its start.
+    for (const [id, name] of this.#carried) {
+      this.#tools.set(id, { name, start: this.#invokeStart, input: undefined, span: undefined })
+    }
+    this.#carried.clear()
     const parent = this.#parent ? this.#parent() : contextApi.active()
     this.#invoke = tracer.startSpan(
       this.#agentName === undefined ? OPERATION.invokeAgent : `${OPERATION.invokeAgent} ${this.#agentName}`,
@@ -270,7 +289,14 @@ export class SessionTrace {
         ? errorTypeOf(outcome.error)
         : undefined
     this.#settleChat(failure)
-    for (const [id, call] of this.#tools) this.#closeTool(id, call, failure)
+    const waiting =
+      failure === undefined && (outcome.waiting === true || (outcome.result?.pending?.length ?? 0) > 0)
+    for (const [id, call] of this.#tools) {
+      // A call waiting for input goes on in the next send (a sub-agent that ran until it stopped
+      // for an answer ends its span here and gets a new one then).
+      if (waiting) this.#carried.set(id, call.name)
+      this.#closeTool(id, call, failure)
+    }
     if (!invoke) return
     this.#invoke = undefined
     const end = now()
@@ -462,33 +488,57 @@ export class SessionTrace {
   // --- tool calls ----------------------------------------------------------------------------------
 
   #startTool(block: ObservedBlock): void {
-    const invoke = this.#invoke
     const id = block.id as string
-    if (!invoke || this.#tools.has(id)) return
-    const name = stringOr(block.name, '')
+    if (!this.#invoke || this.#tools.has(id)) return
+    this.#tools.set(id, { name: stringOr(block.name, ''), start: now(), input: block.input, span: undefined })
+  }
+
+  /** The span of a call known to run, opened now (with its recorded start) if it is not open yet. */
+  #openTool(id: string, call: ToolCall): Span {
+    if (call.span) return call.span
     const attributes: Attributes = {
       [GEN_AI.operationName]: OPERATION.executeTool,
-      [GEN_AI.toolName]: name,
+      [GEN_AI.toolName]: call.name,
       [GEN_AI.toolCallId]: id,
       [GEN_AI.toolType]: 'function',
       [GEN_AI.conversationId]: this.sessionId,
     }
-    if (this.#telemetry.recordContent) attributes[GEN_AI.toolArguments] = contentText(block.input ?? null)
-    const span = this.#telemetry.tracer.startSpan(
-      `${OPERATION.executeTool} ${name}`,
-      { kind: SpanKind.INTERNAL, attributes, startTime: toHrTime(now()) },
-      trace.setSpan(contextApi.active(), invoke),
+    if (this.#telemetry.recordContent && call.input !== undefined)
+      attributes[GEN_AI.toolArguments] = contentText(call.input ?? null)
+    const parent = this.#invoke ? trace.setSpan(contextApi.active(), this.#invoke) : contextApi.active()
+    call.span = this.#telemetry.tracer.startSpan(
+      `${OPERATION.executeTool} ${call.name}`,
+      { kind: SpanKind.INTERNAL, attributes, startTime: toHrTime(call.start) },
+      parent,
     )
-    this.#tools.set(id, { span, name })
+    return call.span
+  }
+
+  /** Calls that wait for an approval or a client's answer did not run: they get no span in this send. */
+  #onInputRequired(pending: unknown): void {
+    if (!Array.isArray(pending)) return
+    for (const item of pending as Array<{ toolUseId?: unknown; sessionId?: unknown }>) {
+      if (typeof item?.toolUseId !== 'string') continue
+      if (item.sessionId !== undefined && item.sessionId !== this.sessionId) continue
+      const call = this.#tools.get(item.toolUseId)
+      if (call && !call.span) {
+        this.#tools.delete(item.toolUseId)
+        this.#carried.set(item.toolUseId, call.name)
+      }
+    }
   }
 
   #endTool(event: ObservedEvent): void {
     const id = event.toolUseId
     if (typeof id !== 'string') return
     const call = this.#tools.get(id)
-    if (!call) return
+    if (!call) {
+      // Answered without running (the user replied with text instead): nothing carries over.
+      this.#carried.delete(id)
+      return
+    }
+    const span = this.#openTool(id, call)
     this.#tools.delete(id)
-    const { span } = call
     if (this.#telemetry.recordContent)
       span.setAttribute(GEN_AI.toolResult, contentText(toolResultValue(event.content)))
     if (event.isError === true) {
@@ -502,14 +552,16 @@ export class SessionTrace {
     span.end(toHrTime(now()))
   }
 
-  /** Ends a tool call that never got its result (the send ended first). */
+  /** Ends a tool call that never got its result (the send ended first); one that never ran has no span. */
   #closeTool(id: string, call: ToolCall, errorType: string | undefined): void {
     this.#tools.delete(id)
+    const { span } = call
+    if (!span) return
     if (errorType !== undefined) {
-      call.span.setAttribute(GEN_AI.errorType, errorType)
-      call.span.setStatus({ code: SpanStatusCode.ERROR })
+      span.setAttribute(GEN_AI.errorType, errorType)
+      span.setStatus({ code: SpanStatusCode.ERROR })
     }
-    call.span.end(toHrTime(now()))
+    span.end(toHrTime(now()))
   }
 
   // --- usage and metrics ---------------------------------------------------------------------------
