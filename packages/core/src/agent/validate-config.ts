@@ -173,6 +173,7 @@ export function validateAgentDeps(deps: unknown): asserts deps is AgentDeps {
     'deleteSession',
   ])
   needs('sessionFactory', ['createSession'])
+  needs('logger', ['debug', 'info', 'warn', 'error'])
 }
 
 /** Checks the options of `agent.createSession`; bad input is a {@link ValidationError}. */

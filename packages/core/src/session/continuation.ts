@@ -29,24 +29,41 @@ export function continuationForRetry(messages: readonly AnyMessage[]): Continuat
     const message = messages[i]!
     if (message.type === 'tool') continuation = { prompt: message.content, historyEnd: i }
   }
+  if (continuation === undefined) return undefined
+  // Already answered (the failed send stored no user message of its own): nothing to retry.
+  for (let i = continuation.historyEnd + 1; i < messages.length; i++) {
+    if (answers(messages[i]!)) return undefined
+  }
   return continuation
+}
+
+/** A complete agent reply that asks for no tool: it ends its exchange. */
+function answers(message: AnyMessage): boolean {
+  return message.type === 'agent' && message.incomplete !== true && !asksForTools(message)
+}
+
+function asksForTools(message: AnyMessage): boolean {
+  return Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_use')
 }
 
 /**
  * The first `end` messages as the model should see them. A partial reply kept after an abort or
  * error stays (the model said it) without tool calls that never got results, which providers
  * reject — unless a retry replaced it (another agent message follows it directly): then it is
- * left out.
+ * left out, as is a complete reply so replaced.
  */
 export function historyForModel(messages: readonly AnyMessage[], end: number): AnyMessage[] {
   const result: AnyMessage[] = []
   for (let i = 0; i < end; i++) {
     const message = messages[i]!
+    // A reply that a retry replaced (another agent message follows it directly) is left out, also
+    // a complete one whose tool calls never ran (the send was aborted before they started).
+    const replaced = message.type === 'agent' && messages[i + 1]?.type === 'agent'
+    if (replaced && (message.incomplete || asksForTools(message))) continue
     if (!message.incomplete) {
       result.push(message)
       continue
     }
-    if (message.type === 'agent' && messages[i + 1]?.type === 'agent') continue
     if (!Array.isArray(message.content)) {
       result.push(message)
       continue

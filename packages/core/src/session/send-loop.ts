@@ -132,9 +132,11 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
         pending = batchOutcome.pending
         break
       }
-      core.throwIfAborted(signal)
       historyEnd = core.history.messages.length
+      // Stored also when the send was aborted while the tools ran: every call of the stored reply
+      // keeps its result (an aborted one says so), so the conversation stays one a model accepts.
       await core.write(core.append(core.newMessage('tool', batchOutcome.results), run))
+      core.throwIfAborted(signal)
       prompt = batchOutcome.results
       handOff(calls)
       if (step >= maxSteps) break

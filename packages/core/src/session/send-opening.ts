@@ -59,9 +59,10 @@ export async function openSend(
     // A sub-agent stopped again for another answer: the batch keeps waiting.
     const usage = outcome.usage === undefined ? {} : { usage: outcome.usage }
     if (outcome.kind === 'waiting') return { waiting: outcome.pending, ...usage }
-    core.throwIfAborted(signal)
     const historyEnd = core.history.messages.length
+    // Stored also when aborted while the tools ran: each answered call keeps its result.
     await core.write(core.append(core.newMessage('tool', outcome.results), run))
+    core.throwIfAborted(signal)
     return { prompt: outcome.results, historyEnd, answered: batch.calls, ...usage }
   }
   const content = (run.input as { content: string | ContentBlock[] }).content

@@ -1,0 +1,115 @@
+// retry() and abort at the edges of an exchange: nothing already answered is answered again, and an
+// abort while tools run leaves a conversation a provider accepts (every tool call has its result).
+import { describe, expect, it } from 'vitest'
+import { createAgent } from '../agent/create-agent.js'
+import type { AnyMessage } from '../contracts/messages.js'
+import { InMemoryPersister } from '../persistence/in-memory-persister.js'
+import { ScriptedAdapter } from '../testing/scripted-adapter.js'
+import { textTurn, toolCallTurn } from '../testing/stream-helpers.js'
+import type { Tool } from '../tools/tool.js'
+import { historyForModel } from './continuation.js'
+
+const shape = (messages: readonly AnyMessage[]) => messages.map((m) => `${m.seq}:${m.type}`)
+
+describe('retry() after a send that stored no user message', () => {
+  it('rejects with SessionStateError instead of answering the previous question again', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([textTurn('answer to one'), textTurn('never')])
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    await session.send('one')
+    await expect(session.send('two', { signal: AbortSignal.abort() })).rejects.toMatchObject({ kind: 'aborted' })
+    expect(session.state).toBe('aborted')
+    // Before, retry() sent 'one' again and stored a second reply to it.
+    await expect(session.retry()).rejects.toMatchObject({ code: 'SESSION_STATE' })
+    expect(adapter.calls).toHaveLength(1)
+    await session.flush()
+    expect(shape(await persister.getMessages(session.id))).toEqual(['0:user', '1:agent'])
+    await agent.close()
+  })
+})
+
+describe('abort while tools run', () => {
+  const slow: Tool = {
+    name: 'slow',
+    description: 'takes a while',
+    inputSchema: { type: 'object' },
+    execute: (_input, context) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => resolve('done'), 5_000)
+        context.signal.addEventListener('abort', () => {
+          clearTimeout(timer)
+          reject(new Error('stopped'))
+        })
+      }),
+  }
+
+  it('stores the tool message with the aborted results, so the next send and retry() see a valid history', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([{ id: 't1', name: 'slow', input: {} }]),
+      textTurn('retried'),
+      textTurn('next'),
+    ])
+    const agent = createAgent({ tools: [slow] }, { adapter, persister })
+    const session = await agent.createSession()
+    setTimeout(() => session.abort(), 30)
+    await expect(session.send('hi')).rejects.toMatchObject({ kind: 'aborted' })
+    await session.flush()
+    const stored = await persister.getMessages(session.id)
+    // Before, the tool message was never stored (only its tool-result event was shown).
+    expect(shape(stored)).toEqual(['0:user', '1:agent', '2:tool'])
+    expect(stored[2]!.content).toEqual([
+      expect.objectContaining({ type: 'tool_result', toolUseId: 't1', isError: true }),
+    ])
+    await session.retry()
+    // The retry goes on from the tool results: the model sees its call and the call's result.
+    expect(adapter.calls[1]!.prompt).toEqual(stored[2]!.content)
+    expect(adapter.calls[1]!.options.history.map((m) => m.seq)).toEqual([0, 1])
+    await session.send('go on')
+    await session.flush()
+    expect(shape(await persister.getMessages(session.id))).toEqual([
+      '0:user',
+      '1:agent',
+      '2:tool',
+      '3:agent',
+      '4:user',
+      '5:agent',
+    ])
+    await agent.close()
+  })
+
+  it('a complete reply whose tool calls never ran is left out of the history once a retry replaced it', () => {
+    const at = '2026-01-01T00:00:00.000Z'
+    const message = (seq: number, type: AnyMessage['type'], content: AnyMessage['content']): AnyMessage => ({
+      id: `m${seq}`,
+      sessionId: 's',
+      seq,
+      type,
+      content,
+      timestamp: at,
+    })
+    const messages = [
+      message(0, 'user', 'hi'),
+      message(1, 'agent', [{ type: 'tool_use', id: 'g1', name: 'gated', input: {} }]),
+      message(2, 'agent', [{ type: 'text', text: 'retried' }]),
+      message(3, 'user', 'more'),
+    ]
+    expect(historyForModel(messages, 4).map((m) => m.seq)).toEqual([0, 2, 3])
+    // A complete text reply followed by another agent message stays (nothing in it is dangling).
+    const texts = [message(0, 'user', 'hi'), message(1, 'agent', 'a'), message(2, 'agent', 'b')]
+    expect(historyForModel(texts, 3).map((m) => m.seq)).toEqual([0, 1, 2])
+  })
+})
+
+describe('createAgent deps', () => {
+  it('a logger without the four methods is a ConfigurationError', () => {
+    for (const logger of [5, 'console', { info: 1 }, { debug() {}, info() {}, warn() {} }]) {
+      expect(() => createAgent({}, { adapter: new ScriptedAdapter([]), logger: logger as never })).toThrow(
+        expect.objectContaining({ code: 'CONFIGURATION', message: expect.stringContaining('deps.logger lacks') }),
+      )
+    }
+    const quiet = { debug() {}, info() {}, warn() {}, error() {} }
+    expect(() => createAgent({}, { adapter: new ScriptedAdapter([]), logger: quiet })).not.toThrow()
+  })
+})
