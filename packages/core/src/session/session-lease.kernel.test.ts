@@ -259,9 +259,14 @@ describe('deleting across agents on one store', () => {
     await expect(other.delete()).rejects.toMatchObject({ code: 'SESSION_BUSY' })
     await expect(second.deleteSession(session.id)).rejects.toMatchObject({ code: 'SESSION_BUSY' })
     expect(other.state).not.toBe('deleted')
+    // The refused delete let go of nothing: the object still writes (its update lands once free).
+    const renamed = other.update({ metadata: { kept: true } }).catch((error: unknown) => error)
     expect((await running).text).toBe('slow reply')
     await session.flush()
     expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual(['user', 'agent'])
+    await renamed
+    await other.update({ metadata: { kept: true } })
+    expect((await persister.getSession(session.id))?.metadata).toEqual({ kept: true })
     // Once the send is over the delete goes through, and the first agent finds it gone.
     await second.deleteSession(session.id)
     expect(await persister.getSession(session.id)).toBeNull()

@@ -103,17 +103,16 @@ async function underLease<T>(core: SessionCore, change: () => Promise<T>): Promi
  * nothing is deleted. A session another process already deleted is simply deleted here too.
  */
 export async function deleteSession(core: SessionCore): Promise<void> {
-  await core.queue?.discard()
   const { persister } = core
-  if (persister !== undefined) {
-    try {
-      await core.lease?.claim()
-    } catch (error) {
-      if (!isDeletedError(error)) throw error
-    }
-    // The lease goes with the record: nothing to release.
-    await persister.deleteSession(core.id)
+  try {
+    // Refused while held elsewhere, before anything of this object is let go.
+    await core.lease?.claim()
+  } catch (error) {
+    if (!isDeletedError(error)) throw error
   }
+  await core.queue?.discard()
+  // The lease goes with the record: nothing to release.
+  await persister?.deleteSession(core.id)
   await core.markDeleted()
 }
 
@@ -186,5 +185,3 @@ export async function closePending(core: SessionCore): Promise<void> {
   core.data.lastActivity = new Date().toISOString()
   await core.write(core.saveSession())
 }
-
-
