@@ -197,27 +197,6 @@ describe('handoffs', () => {
     expect(statefulAgain.calls[0]!.options.resume).toBe('resp_1')
     await second.close()
   })
-
-  it('after a restart an id that either of two adapters may have issued goes to neither', async () => {
-    const persister = new InMemoryPersister()
-    const config = (billing: ScriptedAdapter) => ({ agents: { billing: { adapter: billing } } })
-    const billing = new ScriptedAdapter([textTurn('bill', { sessionId: 'bill-sess' })], { name: 'billing' })
-    const main = new ScriptedAdapter([textTurn('main')], { name: 'main' })
-    const first = createAgent(config(billing), { adapter: main, persister })
-    const session = await first.createSession()
-    await session.send('a', { agent: 'billing' })
-    await session.send('b', { agent: 'default' })
-    expect(main.calls[0]!.options.resume).toBeUndefined()
-    await first.close()
-
-    const mainAgain = new ScriptedAdapter([textTurn('main again')], { name: 'main' })
-    const second = createAgent(config(new ScriptedAdapter([])), { adapter: mainAgain, persister })
-    await (await second.getSession(session.id))!.send('c')
-    // Before, the adapter that answered last ('main') was taken for the issuer of billing's id.
-    expect(mainAgain.calls[0]!.options.resume).toBeUndefined()
-    expect(mainAgain.calls[0]!.options.history).toHaveLength(4)
-    await second.close()
-  })
 })
 
 describe('the profile of a send is kept through failures, answers and checkpoints', () => {

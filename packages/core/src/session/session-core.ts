@@ -115,27 +115,25 @@ export class SessionCore {
   /**
    * The adapter to give the provider session id back to. Known in memory once an id arrives. For a
    * session loaded from the store (which adapter issued the stored id is not stored) it is derived
-   * once, on first use, and only when the store proves it: the agent's one adapter, or — with
-   * profiles of several adapters — the one adapter that wrote every agent message in memory. When
-   * two adapters answered, either may have issued it: none gets it (DESIGN §10.3: an id goes only
-   * to the adapter that issued it), and the answering adapter replays the history instead, which
-   * costs tokens but is never wrong. Kept from then on, so another profile answering in this
-   * process does not move it.
+   * once, on first use, from the stored messages: the adapter of the profile that wrote the last
+   * complete agent message (its `agentName`) — a stateful provider issues an id with every
+   * response, so the last one to answer is the issuer whenever the issuer can tell. Kept from then
+   * on, so another profile answering in this process does not move it; another adapter replays the
+   * history instead of resuming, which costs tokens but is never wrong.
    */
   resumeIssuer(): AgentAdapter | undefined {
     if (this.resumeAdapter !== undefined || this.#issuerDerived) return this.resumeAdapter
     this.#issuerDerived = true
     const profiles = this.options.profiles
-    let issuer: AgentAdapter | undefined = this.adapter
+    let issuer = this.adapter
     if (profiles !== undefined) {
-      const adapterOf = (name: string | undefined): AgentAdapter =>
-        profiles.get(name ?? DEFAULT_PROFILE)?.adapter ?? this.adapter
-      const answered = new Set<AgentAdapter>()
-      for (const message of this.history.messages) {
-        if (message.type === 'agent') answered.add(adapterOf(message.agentName))
+      const messages = this.history.messages
+      for (let i = messages.length - 1; i >= 0; i--) {
+        const message = messages[i]!
+        if (message.type !== 'agent' || message.incomplete) continue
+        issuer = profiles.get(message.agentName ?? DEFAULT_PROFILE)?.adapter ?? this.adapter
+        break
       }
-      const all = new Set([this.adapter, ...[...profiles.values()].map((profile) => adapterOf(profile.name))])
-      issuer = all.size === 1 ? this.adapter : answered.size === 1 ? [...answered][0] : undefined
     }
     this.resumeAdapter = issuer
     return issuer
