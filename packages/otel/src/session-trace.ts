@@ -179,7 +179,6 @@ export class SessionTrace {
         return
       case 'input-required':
         this.#invoke?.addEvent(EVENT.inputRequired)
-        this.#onInputRequired(event.pending)
         return
       default:
         // Deltas, usage and tool-call events carry nothing the spans need (step-finish has the usage,
@@ -292,8 +291,9 @@ export class SessionTrace {
     const waiting =
       failure === undefined && (outcome.waiting === true || (outcome.result?.pending?.length ?? 0) > 0)
     for (const [id, call] of this.#tools) {
-      // A call waiting for input goes on in the next send (a sub-agent that ran until it stopped
-      // for an answer ends its span here and gets a new one then).
+      // A call waiting for input goes on in the next send. One that never ran (it waits for an
+      // approval or a client's answer) has no span; a sub-agent that ran until it stopped for an
+      // answer ends its span here and gets a new one then.
       if (waiting) this.#carried.set(id, call.name)
       this.#closeTool(id, call, failure)
     }
@@ -512,20 +512,6 @@ export class SessionTrace {
       parent,
     )
     return call.span
-  }
-
-  /** Calls that wait for an approval or a client's answer did not run: they get no span in this send. */
-  #onInputRequired(pending: unknown): void {
-    if (!Array.isArray(pending)) return
-    for (const item of pending as Array<{ toolUseId?: unknown; sessionId?: unknown }>) {
-      if (typeof item?.toolUseId !== 'string') continue
-      if (item.sessionId !== undefined && item.sessionId !== this.sessionId) continue
-      const call = this.#tools.get(item.toolUseId)
-      if (call && !call.span) {
-        this.#tools.delete(item.toolUseId)
-        this.#carried.set(item.toolUseId, call.name)
-      }
-    }
   }
 
   #endTool(event: ObservedEvent): void {
