@@ -21,6 +21,9 @@ describe('uuidv7', () => {
     expect(new Set(ids).size).toBe(2000)
     expect([...ids].sort()).toEqual(ids)
     expect(ids[0]).toMatch(/^018bcfe5-6800-7[0-9a-f]{3}-[89ab]/)
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    // The random tails differ, also across refills of the random pool (16 bytes per id).
+    expect(new Set(ids.map((id) => id.slice(19))).size).toBe(2000)
   })
 })
 

@@ -6,15 +6,15 @@ const LOW_WATER = 256
 /**
  * A push-to-pull bridge with backpressure: one producer `push`es, one consumer iterates.
  *
- * The buffer is a ring (O(1) push and dequeue, no array shifting or reallocation while the
- * producer respects {@link EventStream.full}), so a consumer that falls behind never makes the
+ * The buffer is a ring (O(1) push and dequeue, no array shifting; it only grows, by doubling, up to
+ * what the producer buffers before respecting {@link EventStream.full}), so a consumer that falls behind never makes the
  * stream quadratic. The producer checks {@link EventStream.full} and awaits
  * {@link EventStream.drained} to keep the buffer bounded. The stream is its own iterator (one
  * consumer); `return()` (an early `break`) calls `onCancel` so the producer can stop.
  */
 export class EventStream<T> implements AsyncIterableIterator<T> {
-  /** Ring storage; its length is a power of two. */
-  #ring: Array<T | undefined> = new Array(2 * HIGH_WATER)
+  /** Ring storage; its length is a power of two. It starts small (most replies are consumed as they come) and doubles when needed. */
+  #ring: Array<T | undefined> = new Array(16)
   #head = 0
   #size = 0
   #waiting: ((result: IteratorResult<T>) => void) | undefined
@@ -111,7 +111,7 @@ export class EventStream<T> implements AsyncIterableIterator<T> {
     return value
   }
 
-  /** Doubles the ring (only when a producer pushes past the high-water mark without waiting). */
+  /** Doubles the ring (the copy is amortised O(1) per push). */
   #grow(): void {
     const ring = this.#ring
     const grown: Array<T | undefined> = new Array(ring.length * 2)
