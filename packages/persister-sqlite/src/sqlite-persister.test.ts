@@ -477,6 +477,56 @@ describe('SqlitePersister messages', () => {
     ])
   })
 
+  it('re-saving a message rewrites every column, from a plain row to each richer kind and back', async () => {
+    const filename = newFile()
+    const persister = persisterAt(filename)
+    await persister.saveSession(session('s'))
+    const plain = message('s', 0, { type: 'agent', content: [{ type: 'text', text: 'plain' }] })
+    const columns =
+      'select is_tool_use, tool_name, tool_input, tool_id, tool_result, extra, agent_name, compaction from messages'
+    const empty: Record<string, string | number | null> = {
+      is_tool_use: 0,
+      tool_name: null,
+      tool_input: null,
+      tool_id: null,
+      tool_result: null,
+      extra: null,
+      agent_name: null,
+      compaction: null,
+    }
+    // Each variant sets one group of the columns a plain row leaves empty.
+    const variants: Array<[AnyMessage, typeof empty]> = [
+      [{ ...plain, agentName: 'planner' }, { agent_name: 'planner' }],
+      [{ ...plain, compaction: { throughSeq: 0 } }, { compaction: '{"throughSeq":0}' }],
+      [
+        { ...plain, vendorField: { kept: true } } as unknown as AnyMessage,
+        { extra: '{"vendorField":{"kept":true}}' },
+      ],
+      [
+        { ...plain, content: [{ type: 'tool_use', id: 'tu_1', name: 'search', input: { q: 1 } }] },
+        { is_tool_use: 1, tool_name: 'search', tool_input: '{"q":1}', tool_id: 'tu_1' },
+      ],
+      [
+        {
+          ...plain,
+          type: 'tool',
+          content: [{ type: 'tool_result', toolUseId: 'tu_1', content: 'ok', isError: false }],
+        },
+        { tool_id: 'tu_1', tool_result: '"ok"' },
+      ],
+    ]
+    await persister.saveMessage('s', plain)
+    expect(rawRows(filename, columns)).toEqual([empty])
+    for (const [variant, set] of variants) {
+      await persister.saveMessage('s', variant)
+      expect(rawRows(filename, columns)).toEqual([{ ...empty, ...set }])
+      expect(await persister.getMessages('s')).toEqual([variant])
+      await persister.saveMessage('s', plain)
+      expect(rawRows(filename, columns)).toEqual([empty])
+      expect(await persister.getMessages('s')).toEqual([plain])
+    }
+  })
+
   it('rejects invalid input with VALIDATION before anything is written', async () => {
     const filename = newFile()
     const persister = persisterAt(filename)
