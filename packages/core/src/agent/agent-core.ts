@@ -292,7 +292,7 @@ export class AgentCore implements Agent {
       }
       runtime.children = {
         open: (init) => manager.openChild(init),
-        find: (id) => manager.getSession(id),
+        find: (id, of) => manager.findChild(id, of),
       }
       const manager: SessionManager = new SessionManager({
         adapter,

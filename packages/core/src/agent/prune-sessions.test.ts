@@ -96,14 +96,30 @@ describe('pruneSessions', () => {
     expect(await ids(persister)).toEqual(['a'])
   })
 
+  it('an age beyond the range of dates prunes nothing, never a bare RangeError', async () => {
+    const persister = new InMemoryPersister()
+    await persister.saveSession(session('a', 400))
+    expect(await pruneSessions(persister, {}, { inactiveForMs: Number.MAX_SAFE_INTEGER })).toBe(0)
+    await expect(pruneSessions(persister, {}, { inactiveForMs: 1e20 })).rejects.toMatchObject({
+      code: 'VALIDATION',
+      message: expect.stringContaining('safe integer'),
+    })
+    expect(await ids(persister)).toEqual(['a'])
+  })
+
   it('AgentConfig.retention with an unknown state is a ConfigurationError, not a timer that never prunes', () => {
     const deps = { adapter: new ScriptedAdapter([]), persister: new InMemoryPersister() }
     for (const states of [['nope'], 'idle', [42]]) {
       expect(() => createAgent({ retention: { inactiveForMs: 1000, states } } as never, deps)).toThrow(
-        expect.objectContaining({ code: 'CONFIGURATION', message: expect.stringContaining('retention.states') }),
+        expect.objectContaining({
+          code: 'CONFIGURATION',
+          message: expect.stringContaining('retention.states'),
+        }),
       )
     }
-    expect(() => createAgent({ retention: { inactiveForMs: 1000, states: ['idle', 'error'] } }, deps)).not.toThrow()
+    expect(() =>
+      createAgent({ retention: { inactiveForMs: 1000, states: ['idle', 'error'] } }, deps),
+    ).not.toThrow()
   })
 
   it('rejects with CONFIGURATION when the persister has no retention capability', async () => {
@@ -178,6 +194,23 @@ describe('startRetention', () => {
     await timer.stop()
     spy.mockRestore()
     expect(() => startRetention(async () => 0, { intervalMs: 0 })).toThrow(/intervalMs/)
+    // Node.js runs a longer timer after 1 ms: retention would then prune in a tight loop.
+    expect(() => startRetention(async () => 0, { intervalMs: 2 ** 31 })).toThrow(/at most 2147483647/)
+  })
+
+  it('AgentConfig rejects timer settings longer than Node.js timers run, with ConfigurationError', () => {
+    const deps = { adapter: new ScriptedAdapter([]), persister: new InMemoryPersister() }
+    const month = 30 * DAY
+    for (const config of [
+      { retention: { inactiveForMs: DAY, intervalMs: month } },
+      { checkpointIntervalMs: month },
+      { leaseTtlMs: month },
+    ]) {
+      expect(() => createAgent(config, deps)).toThrow(expect.objectContaining({ code: 'CONFIGURATION' }))
+    }
+    expect(() =>
+      createAgent({ retention: { inactiveForMs: DAY, intervalMs: 2 ** 31 - 1 } }, deps),
+    ).not.toThrow()
   })
 })
 
@@ -200,4 +233,27 @@ describe('agent.pruneSessions and the sessions in memory', () => {
     expect(fresh.state).toBe('created')
     await agent.close()
   })
+
+  for (const durability of ['sync', 'async'] as const) {
+    it(`pruning a session in the middle of a send leaves nothing of it stored (${durability})`, async () => {
+      const persister = new InMemoryPersister()
+      const adapter = new ScriptedAdapter([
+        { events: [{ type: 'text-delta', text: 'half' }], waitForAbort: true },
+      ])
+      const agent = createAgent({ durability }, { adapter, persister })
+      const running = await agent.createSession({ id: 'running' })
+      const sent = running.send('hi').catch((error: unknown) => error)
+      await vi.waitFor(() => expect(adapter.calls).toHaveLength(1))
+      const future = new Date(Date.now() + DAY)
+      expect(await agent.pruneSessions({ before: future, states: ['active'] })).toBe(1)
+      expect(await sent).toMatchObject({ kind: 'aborted' })
+      expect(running.state).toBe('deleted')
+      await agent.close()
+      expect(await persister.getSession('running')).toBeNull()
+      expect(await persister.getMessages('running')).toEqual([])
+      const again = createAgent({}, { adapter, persister })
+      expect(await again.getSessions()).toEqual([])
+      await again.close()
+    })
+  }
 })

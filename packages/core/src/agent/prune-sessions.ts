@@ -4,6 +4,7 @@ import type { AgentError } from '../errors/agent-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { describe, isPlainObject, rejectUnknownKeys } from '../session/validate-input.js'
 import { SESSION_TRANSITIONS, type SessionState } from '../session/session-state.js'
+import { MAX_TIMER_MS } from '../util/abort.js'
 import type { Logger } from '../util/logger.js'
 
 /** Options of `agent.pruneSessions` and {@link pruneSessions}. At least one of `inactiveForMs` and `before` is required. */
@@ -34,6 +35,9 @@ export interface RetentionTimer {
   /** Stops the timer and resolves when a prune that is running has settled. Idempotent. */
   stop(): Promise<void>
 }
+
+/** The earliest instant a `Date` can hold (ECMAScript's time range). */
+const EARLIEST_DATE_MS = -8.64e15
 
 /** Default of {@link RetentionOptions.intervalMs}: one hour. */
 export const DEFAULT_RETENTION_INTERVAL_MS = 3_600_000
@@ -81,9 +85,9 @@ export function startRetention(
   options: { intervalMs?: number; logger?: Logger },
 ): RetentionTimer {
   const intervalMs = options.intervalMs ?? DEFAULT_RETENTION_INTERVAL_MS
-  if (!Number.isSafeInteger(intervalMs) || intervalMs <= 0) {
+  if (!Number.isSafeInteger(intervalMs) || intervalMs <= 0 || intervalMs > MAX_TIMER_MS) {
     throw new ConfigurationError(
-      `retention.intervalMs must be a positive integer, got ${String(intervalMs)}.`,
+      `retention.intervalMs must be a positive integer of at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${String(intervalMs)}.`,
     )
   }
   let running: Promise<void> | undefined
@@ -147,7 +151,7 @@ function resolveCutOff(options: PruneSessionsOptions, now: () => number): string
   if (options.inactiveForMs !== undefined) {
     if (!Number.isSafeInteger(options.inactiveForMs) || options.inactiveForMs < 0) {
       throw new ValidationError(
-        `pruneSessions: inactiveForMs must be a non-negative integer, got ${String(options.inactiveForMs)}.`,
+        `pruneSessions: inactiveForMs must be a non-negative safe integer (milliseconds), got ${String(options.inactiveForMs)}.`,
       )
     }
     limits.push(now() - options.inactiveForMs)
@@ -164,5 +168,6 @@ function resolveCutOff(options: PruneSessionsOptions, now: () => number): string
   if (limits.length === 0) {
     throw new ValidationError('pruneSessions needs inactiveForMs or before: it never deletes every session.')
   }
-  return new Date(Math.min(...limits)).toISOString()
+  // A cut-off before the earliest instant a Date holds (an inactiveForMs of many millennia) prunes nothing older than that.
+  return new Date(Math.max(Math.min(...limits), EARLIEST_DATE_MS)).toISOString()
 }

@@ -5,7 +5,7 @@ import type { SessionFactory } from '../contracts/session-factory.js'
 import { AgentError } from '../errors/agent-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import type { Session } from '../session/session.js'
-import type { ChildInit } from '../session/subagents.js'
+import type { ChildInit, ChildOf } from '../session/subagents.js'
 import type { SessionEvent } from '../session/session-events.js'
 import type { SessionRuntimeOptions } from '../session/session-runtime-options.js'
 import { emptyUsage } from '../util/token-usage.js'
@@ -104,7 +104,13 @@ export class SessionManager {
    * profile it runs as `activeAgent`.
    */
   async openChild(init: ChildInit): Promise<Session> {
-    const existing = await this.getSession(init.id)
+    const existing = await this.findChild(init.id, init)
+    if (existing === 'other') {
+      throw new AgentError(
+        `A session with id '${init.id}' exists and is not this call's child session.`,
+        'SESSION_EXISTS',
+      )
+    }
     if (existing) return existing
     const parent = this.#cache.get(init.parentSessionId)
     const now = new Date().toISOString()
@@ -123,6 +129,19 @@ export class SessionManager {
     if (parent?.appName !== undefined) data.appName = parent.appName
     await withRetry(() => this.#options.persister.saveSession(data))
     return this.#cache.get(init.id) ?? this.#adopt(data, [])
+  }
+
+  /**
+   * The session with this id when it is the child session of `of`'s call, `'other'` when the id
+   * is taken by any other session (of any scope: its content never reaches this parent).
+   */
+  async findChild(id: string, of: ChildOf): Promise<Session | 'other' | undefined> {
+    const session = await this.getSession(id)
+    if (session === undefined) return undefined
+    const data = (session as ManagedSession).toSessionData?.()
+    return data?.parentSessionId === of.parentSessionId && data.parentToolUseId === of.parentToolUseId
+      ? session
+      : 'other'
   }
 
   /**
@@ -174,7 +193,7 @@ export class SessionManager {
       if (child.state === 'deleted' || parentOf(child) !== parentId) continue
       this.#cache.delete(child)
       forget(child).catch((error: unknown) => {
-        this.#options.runtime.logger?.warn('agentx: a deleted session\'s child could not be let go', {
+        this.#options.runtime.logger?.warn("agentx: a deleted session's child could not be let go", {
           sessionId: child.id,
           error: error instanceof Error ? error.message : String(error),
         })

@@ -4,6 +4,7 @@ import { describe, isPlainObject, rejectUnknownKeys, validateTools } from '../se
 import { validateCompactionOptions } from '../session/compaction-options.js'
 import { validateKnowledge } from './load-knowledge.js'
 import { validateStates } from './prune-sessions.js'
+import { MAX_TIMER_MS } from '../util/abort.js'
 import type { Tool } from '../tools/tool.js'
 import { SESSION_TRANSITIONS } from '../session/session-state.js'
 import type { AgentConfig, AgentDeps, CreateSessionOptions, GetSessionsOptions } from './agent-config.js'
@@ -70,8 +71,8 @@ export function validateAgentConfig(config: unknown): asserts config is AgentCon
     throw configError(`systemPrompt must be a string, got ${describe(value.systemPrompt)}.`)
   }
   integer(value.maxSteps, 'maxSteps', 1)
-  integer(value.checkpointIntervalMs, 'checkpointIntervalMs', 0)
-  integer(value.leaseTtlMs, 'leaseTtlMs', 1)
+  integer(value.checkpointIntervalMs, 'checkpointIntervalMs', 0, MAX_TIMER_MS)
+  integer(value.leaseTtlMs, 'leaseTtlMs', 1, MAX_TIMER_MS)
   if (value.retention !== undefined) {
     if (!isPlainObject(value.retention))
       throw configError('retention must be an object such as { inactiveForMs: 86400000 }.')
@@ -83,7 +84,7 @@ export function validateAgentConfig(config: unknown): asserts config is AgentCon
     )
     integer(value.retention.inactiveForMs, 'retention.inactiveForMs', 1)
     if (value.retention.inactiveForMs === undefined) throw configError('retention.inactiveForMs is required.')
-    integer(value.retention.intervalMs, 'retention.intervalMs', 1)
+    integer(value.retention.intervalMs, 'retention.intervalMs', 1, MAX_TIMER_MS)
     validateStates(value.retention.states, 'retention.states', configError)
   }
   nested(value.sessionCache, 'sessionCache', ['max', 'idleMs'], { max: 0, idleMs: 1 })
@@ -255,9 +256,15 @@ export function validateGetSessionsOptions(options: unknown): asserts options is
   }
 }
 
-function integer(value: unknown, name: string, min: number): void {
-  if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)) {
+function integer(value: unknown, name: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
+  if (value === undefined) return
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
     throw configError(`${name} must be an integer >= ${min}, got ${describe(value)}.`)
+  }
+  if (value > max) {
+    throw configError(
+      `${name} must be at most ${max} ms (about 24.8 days: the longest timer Node.js runs), got ${value}.`,
+    )
   }
 }
 

@@ -284,6 +284,18 @@ export class BaseSession implements Session {
       await this.whenSettled()
       // Deleted meanwhile (the application called delete()): nothing more to do.
       if ((core.data.state as SessionState) === 'deleted') return
+      // The aborted send wrote its end (the session record, a partial reply) after the store
+      // deleted it: delete again what it brought back, once nothing more is queued.
+      await core.queue?.discard()
+      await core.persister?.deleteSession(core.id).catch((error: unknown) => {
+        core.options.logger?.warn(
+          'agentx: what an aborted send wrote after its session was deleted could not be removed',
+          {
+            sessionId: core.id,
+            error: error instanceof Error ? error.message : String(error),
+          },
+        )
+      })
     }
     await core.markDeleted()
   }
@@ -354,13 +366,15 @@ export class BaseSession implements Session {
     const onExternalAbort = (): void => this.abort()
     if (external?.aborted) this.abort()
     else external?.addEventListener('abort', onExternalAbort, { once: true })
-    const running: Promise<unknown> = (body ?? (() => runSend(core, run, this.#hooks)))().finally(async () => {
-      external?.removeEventListener('abort', onExternalAbort)
-      await core.endLease(run)
-      // A listener of this send's last events may have started the next one: leave it alone.
-      if (core.run === run) core.run = undefined
-      if (core.running === running) core.running = undefined
-    })
+    const running: Promise<unknown> = (body ?? (() => runSend(core, run, this.#hooks)))().finally(
+      async () => {
+        external?.removeEventListener('abort', onExternalAbort)
+        await core.endLease(run)
+        // A listener of this send's last events may have started the next one: leave it alone.
+        if (core.run === run) core.run = undefined
+        if (core.running === running) core.running = undefined
+      },
+    )
     core.running = running
     return running
   }

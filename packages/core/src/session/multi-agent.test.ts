@@ -283,9 +283,12 @@ describe('the profile of a send is kept through failures, answers and checkpoint
 
   it('a checkpoint of a streaming reply carries the agentName of its profile, so a crash keeps it', async () => {
     const persister = new InMemoryPersister()
-    const billing = new ScriptedAdapter([{ events: [{ type: 'text-delta', text: 'streaming…' }], waitForAbort: true }], {
-      name: 'billing',
-    })
+    const billing = new ScriptedAdapter(
+      [{ events: [{ type: 'text-delta', text: 'streaming…' }], waitForAbort: true }],
+      {
+        name: 'billing',
+      },
+    )
     const agent = createAgent(
       { checkpointIntervalMs: 10, agents: { billing: { adapter: billing } } },
       { adapter: new ScriptedAdapter([]), persister },
@@ -385,6 +388,85 @@ describe('agents as tools', () => {
       ['user', undefined],
       ['agent', 'researcher'],
     ])
+  })
+
+  it("a session that only has the child's id (another user's, in another scope) is never taken for the child", async () => {
+    const { persister, researcher, lead, agent } = setUp([textTurn('Paris.')])
+    // Bob's own session, whose id happens to be what Alice's child session would be called.
+    const at = new Date().toISOString()
+    const usageZero = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+    await persister.saveSession({
+      id: 'alice-chat/r1',
+      userId: 'bob',
+      summary: 'mine',
+      createdAt: at,
+      lastActivity: at,
+      state: 'idle',
+      tokenUsage: usageZero,
+    })
+    for (const [seq, type, text] of [
+      [0, 'user', 'remember this'],
+      [1, 'agent', 'Bob secret: 4242'],
+    ] as const) {
+      await persister.saveMessage('alice-chat/r1', {
+        id: `m${seq}`,
+        sessionId: 'alice-chat/r1',
+        seq,
+        type,
+        content: [{ type: 'text', text }],
+        timestamp: at,
+      })
+    }
+    const before = await persister.getMessages('alice-chat/r1')
+    const alice = await agent.withScope({ userId: 'alice' }).createSession({ id: 'alice-chat' })
+    const result = await alice.send('What is the capital of France?')
+    expect(result.text).toBe('The capital is Paris.')
+    // The researcher ran, in a child session of its own; its answer is the tool result.
+    expect(researcher.calls.map((call) => call.prompt)).toEqual(['Find the capital of France.'])
+    expect(lead.calls.at(-1)!.prompt).toEqual([
+      { type: 'tool_result', toolUseId: 'r1', content: [{ type: 'text', text: 'Paris.' }] },
+    ])
+    await agent.close()
+    const stored = JSON.stringify(await persister.getMessages('alice-chat'))
+    expect(stored).not.toContain('4242')
+    const child = (await persister.listSessions({ includeChildren: true })).find(
+      (data) => data.parentSessionId === 'alice-chat',
+    )
+    expect(child).toMatchObject({ id: 'alice-chat/r1/2', parentToolUseId: 'r1', userId: 'alice' })
+    // Bob's session is untouched.
+    expect(await persister.getMessages('alice-chat/r1')).toEqual(before)
+    expect((await persister.getSession('alice-chat/r1'))?.parentSessionId).toBeUndefined()
+  })
+
+  it('a tool-use id the model uses again in a later turn runs the new task, in a child of its own', async () => {
+    const persister = new InMemoryPersister()
+    const researcher = new ScriptedAdapter([textTurn('Bonjour.'), textTurn('Au revoir.')], {
+      name: 'researcher',
+    })
+    const lead = new ScriptedAdapter(
+      [
+        toolCallTurn([{ id: 'call_1', name: 'researcher', input: { task: 'translate hello' } }]),
+        textTurn('It is Bonjour.'),
+        toolCallTurn([{ id: 'call_1', name: 'researcher', input: { task: 'translate goodbye' } }]),
+        textTurn('It is Au revoir.'),
+      ],
+      { name: 'lead' },
+    )
+    const config = { tools: [agentTool('researcher')], agents: { researcher: { adapter: researcher } } }
+    const agent = createAgent(config, { adapter: lead, persister })
+    const session = await agent.createSession()
+    await session.send('hello?')
+    await session.send('goodbye?')
+    expect(researcher.calls.map((call) => call.prompt)).toEqual(['translate hello', 'translate goodbye'])
+    expect(lead.calls[3]!.prompt).toEqual([
+      { type: 'tool_result', toolUseId: 'call_1', content: [{ type: 'text', text: 'Au revoir.' }] },
+    ])
+    await agent.close()
+    const children = (await persister.listSessions({ includeChildren: true }))
+      .filter((data) => data.parentSessionId === session.id)
+      .map((data) => data.id)
+      .sort()
+    expect(children).toEqual([`${session.id}/call_1`, `${session.id}/call_1/2`])
   })
 
   it("a child's failure becomes an isError tool result; the parent goes on", async () => {

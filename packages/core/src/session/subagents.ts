@@ -16,6 +16,12 @@ export interface ChildInit {
   agent: string
 }
 
+/** Which call a child session answers: its parent session and the tool call's id. */
+export interface ChildOf {
+  parentSessionId: string
+  parentToolUseId: string
+}
+
 /**
  * Where a session gets its child sessions: the agent's session manager, which persists them like
  * any session (with `parentSessionId` and `parentToolUseId`) and keeps one object per id.
@@ -23,8 +29,11 @@ export interface ChildInit {
 export interface ChildSessions {
   /** The child with this id, loaded or created. */
   open(init: ChildInit): Promise<Session>
-  /** The child with this id if it exists. */
-  find(id: string): Promise<Session | undefined>
+  /**
+   * The session with this id when it is a child of `of`'s call; `'other'` when a session with this
+   * id exists but answers something else (another parent, another call, another scope's session).
+   */
+  find(id: string, of: ChildOf): Promise<Session | 'other' | undefined>
 }
 
 /** What running an agent tool's call produced: its result, or the child's calls it waits on. */
@@ -40,13 +49,47 @@ export function childSessionId(parentId: string, toolUseId: string): string {
   return `${parentId}/${toolUseId}`
 }
 
+/** How many ids {@link locateChild} tries before it gives up. */
+const MAX_CHILD_IDS = 64
+
+/**
+ * The child session of one call: its id and, when it exists, the session. The derived id comes
+ * first; when a session of that id answers something else (a session of that id made by anyone,
+ * in any scope, or the child of an earlier call that reused the same tool-use id with another
+ * task), the next ids `…/2`, `…/3` are tried. With `task`, the child whose task it is (or one that
+ * has not started); without, the last child of the call (the one that may still wait).
+ */
+async function locateChild(
+  children: ChildSessions,
+  parentId: string,
+  call: ToolUseBlock,
+  task?: string,
+): Promise<{ id: string; child?: Session }> {
+  const of: ChildOf = { parentSessionId: parentId, parentToolUseId: call.id }
+  let last: { id: string; child: Session } | undefined
+  for (let n = 1; n <= MAX_CHILD_IDS; n++) {
+    const id = n === 1 ? childSessionId(parentId, call.id) : `${childSessionId(parentId, call.id)}/${n}`
+    const found = await children.find(id, of)
+    if (found === undefined) return task === undefined && last !== undefined ? last : { id }
+    if (found === 'other') continue
+    if (task === undefined) {
+      last = { id, child: found }
+      continue
+    }
+    const [first] = await found.getMessages({ beforeSeq: 1 })
+    if (first === undefined || textOf(first.content) === task) return { id, child: found }
+  }
+  if (last !== undefined) return last
+  throw new Error(`no free child session id after ${MAX_CHILD_IDS} tries`)
+}
+
 /** The calls a waiting child holds its parent's batch on, or `[]`. */
 export async function childPending(
   children: ChildSessions,
   parentId: string,
   call: ToolUseBlock,
 ): Promise<PendingToolCall[]> {
-  const child = await children.find(childSessionId(parentId, call.id))
+  const { child } = await locateChild(children, parentId, call)
   return child !== undefined && child.state === 'waiting_input' ? child.getPending() : []
 }
 
@@ -75,12 +118,15 @@ export async function runChild(
   }
   let child: Session
   try {
-    child = await context.children.open({
-      id: childSessionId(context.sessionId, call.id),
-      parentSessionId: context.sessionId,
-      parentToolUseId: call.id,
-      agent: profile,
-    })
+    const located = await locateChild(context.children, context.sessionId, call, task)
+    child =
+      located.child ??
+      (await context.children.open({
+        id: located.id,
+        parentSessionId: context.sessionId,
+        parentToolUseId: call.id,
+        agent: profile,
+      }))
   } catch (error) {
     return {
       kind: 'done',
@@ -147,7 +193,7 @@ export async function closeWaitingChildren(
   if (children === undefined) return
   for (const call of calls) {
     if (!isAgentTool(call)) continue
-    const child: ClosableSession | undefined = await children.find(childSessionId(parentId, call.id))
+    const child: ClosableSession | undefined = (await locateChild(children, parentId, call)).child
     if (child?.state === 'waiting_input') await child.closePending?.()
   }
 }

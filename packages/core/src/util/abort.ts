@@ -1,4 +1,7 @@
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. Leaves no timer behind. */
+/** The longest delay `setTimeout`/`setInterval` honour (2^31 - 1 ms, about 24.8 days); Node.js runs a longer one after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -9,10 +12,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer)
       reject(signal?.reason)
     }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve()
+      },
+      Math.min(ms, MAX_TIMER_MS),
+    )
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 }
