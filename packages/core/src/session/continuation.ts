@@ -11,9 +11,14 @@ export interface Continuation {
  * Where `session.retry()` starts again (DESIGN §10.2): from the last user message without storing
  * it again, or — when tool steps of that exchange completed — from the last tool results. An
  * incomplete reply after that point stays stored but is left out of the model's history. Returns
- * `undefined` when there is no user message to retry.
+ * `undefined` when there is no user message to retry, or when a complete reply already answers it
+ * (the failed send stored no user message of its own) — unless `answeredAgain`: that reply was
+ * refused as structured output, so the model is asked again.
  */
-export function continuationForRetry(messages: readonly AnyMessage[]): Continuation | undefined {
+export function continuationForRetry(
+  messages: readonly AnyMessage[],
+  answeredAgain = false,
+): Continuation | undefined {
   let user = -1
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.type === 'user') {
@@ -29,7 +34,7 @@ export function continuationForRetry(messages: readonly AnyMessage[]): Continuat
     const message = messages[i]!
     if (message.type === 'tool') continuation = { prompt: message.content, historyEnd: i }
   }
-  if (continuation === undefined) return undefined
+  if (continuation === undefined || answeredAgain) return continuation
   // Already answered (the failed send stored no user message of its own): nothing to retry.
   for (let i = continuation.historyEnd + 1; i < messages.length; i++) {
     if (answers(messages[i]!)) return undefined

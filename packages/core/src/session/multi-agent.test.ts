@@ -1,5 +1,5 @@
 // Several agents in one session (DESIGN §10.3): profiles, handoffs, agents as tools.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
 import type { AnyMessage, ToolResultBlock } from '../contracts/messages.js'
 import { AdapterError } from '../errors/adapter-error.js'
@@ -527,6 +527,62 @@ describe('agents as tools', () => {
     await session.flush()
     const child = (await persister.listSessions({ includeChildren: true })).find((s) => s.parentSessionId)
     expect(child?.state).toBe('aborted')
+    // The agent-tool call keeps its answer, as an ordinary tool's aborted call does.
+    const stored = await persister.getMessages(session.id)
+    expect(stored.map((m) => m.type)).toEqual(['user', 'agent', 'tool'])
+    expect(stored[2]!.content).toEqual([
+      {
+        type: 'tool_result',
+        toolUseId: 'r1',
+        content: [{ type: 'text', text: 'The researcher agent was stopped: the send was aborted.' }],
+        isError: true,
+      },
+    ])
+    await agent.close()
+  })
+
+  it('an abort while an agent tool runs leaves the other calls of its batch not run, each answered', async () => {
+    const ran: string[] = []
+    const other: Tool = {
+      name: 'other',
+      description: 'runs after the agent tools',
+      inputSchema: { type: 'object' },
+      execute: () => {
+        ran.push('other')
+        return 'done'
+      },
+    }
+    const persister = new InMemoryPersister()
+    const researcher = new ScriptedAdapter([{ events: textTurn('slow'), waitForAbort: true }], {
+      name: 'researcher',
+    })
+    const lead = new ScriptedAdapter([
+      toolCallTurn([
+        { id: 'r1', name: 'researcher', input: { task: 'look' } },
+        { id: 'o1', name: 'other', input: {} },
+      ]),
+      textTurn('after retry'),
+    ])
+    const config = {
+      tools: [agentTool('researcher'), other],
+      agents: { researcher: { adapter: researcher } },
+    }
+    const agent = createAgent(config, { adapter: lead, persister })
+    const session = await agent.createSession()
+    const running = session.send('go')
+    await vi.waitFor(() => expect(researcher.calls).toHaveLength(1))
+    session.abort()
+    await expect(running).rejects.toMatchObject({ kind: 'aborted' })
+    expect(ran).toEqual([])
+    await session.flush()
+    const tool = (await persister.getMessages(session.id)).find((m) => m.type === 'tool')!
+    expect((tool.content as ToolResultBlock[]).map((block) => [block.toolUseId, block.isError])).toEqual([
+      ['r1', true],
+      ['o1', true],
+    ])
+    // retry() goes on from the tool results.
+    expect((await session.retry()).text).toBe('after retry')
+    expect((lead.calls[1]!.prompt as ToolResultBlock[]).map((block) => block.toolUseId)).toEqual(['r1', 'o1'])
     await agent.close()
   })
 

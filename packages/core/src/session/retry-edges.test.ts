@@ -18,13 +18,40 @@ describe('retry() after a send that stored no user message', () => {
     const agent = createAgent({}, { adapter, persister })
     const session = await agent.createSession()
     await session.send('one')
-    await expect(session.send('two', { signal: AbortSignal.abort() })).rejects.toMatchObject({ kind: 'aborted' })
+    await expect(session.send('two', { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      kind: 'aborted',
+    })
     expect(session.state).toBe('aborted')
     // Before, retry() sent 'one' again and stored a second reply to it.
     await expect(session.retry()).rejects.toMatchObject({ code: 'SESSION_STATE' })
     expect(adapter.calls).toHaveLength(1)
     await session.flush()
     expect(shape(await persister.getMessages(session.id))).toEqual(['0:user', '1:agent'])
+    await agent.close()
+  })
+})
+
+describe('retry() after OUTPUT_INVALID', () => {
+  it('asks the model again for the last user message; the refused reply stays stored', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([textTurn('not json'), textTurn('{"city":"Paris"}')])
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    const output = {
+      schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    }
+    await expect(session.send('where?', { output })).rejects.toMatchObject({ code: 'OUTPUT_INVALID' })
+    expect(session.state).toBe('error')
+    const result = await session.retry({ output })
+    expect(result.output).toEqual({ city: 'Paris' })
+    expect(adapter.calls.map((call) => call.prompt)).toEqual(['where?', 'where?'])
+    await session.flush()
+    expect(shape(await persister.getMessages(session.id))).toEqual(['0:user', '1:agent', '2:agent'])
+    // Once answered, a later failure that stores no user message is not answered again.
+    await expect(session.send('next', { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      kind: 'aborted',
+    })
+    await expect(session.retry()).rejects.toMatchObject({ code: 'SESSION_STATE' })
     await agent.close()
   })
 })
@@ -106,7 +133,10 @@ describe('createAgent deps', () => {
   it('a logger without the four methods is a ConfigurationError', () => {
     for (const logger of [5, 'console', { info: 1 }, { debug() {}, info() {}, warn() {} }]) {
       expect(() => createAgent({}, { adapter: new ScriptedAdapter([]), logger: logger as never })).toThrow(
-        expect.objectContaining({ code: 'CONFIGURATION', message: expect.stringContaining('deps.logger lacks') }),
+        expect.objectContaining({
+          code: 'CONFIGURATION',
+          message: expect.stringContaining('deps.logger lacks'),
+        }),
       )
     }
     const quiet = { debug() {}, info() {}, warn() {}, error() {} }

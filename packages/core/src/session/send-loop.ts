@@ -64,6 +64,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
     checkAdapterOptions(core, { tools, options, profile })
     started = true
+    core.retryAnswered = false
     if (retryFrom !== undefined) core.setState('active', emit)
     const opening: Opening = retryFrom ?? (await openSend(core, run, tools, signal, batch, answers))
     if (opening.usage) sendUsage = addUsage(sendUsage, opening.usage)
@@ -187,6 +188,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     }
     const aborted = isAbort(error)
     run.settled = true
+    core.retryAnswered = error instanceof ValidationError && error.code === 'OUTPUT_INVALID'
     if (core.data.state !== 'deleted') {
       // A failure before the model was called (loading history, a sync write) still ends the send in `error`.
       if (core.data.state !== 'active') core.setState('active', emit)
@@ -240,7 +242,8 @@ function requestContext(
     onUsage: (usage) => {
       core.usage = addUsage(core.usage, usage)
     },
-    saveCheckpoint: (message) => core.write(core.queue?.saveMessage(withAgentName(message, context.agentName))),
+    saveCheckpoint: (message) =>
+      core.write(core.queue?.saveMessage(withAgentName(message, context.agentName))),
     keepPartial: (message) => {
       const kept = core.history.append(withAgentName({ ...message, incomplete: true }, context.agentName))
       const shown = core.show(kept, core.queue?.saveMessage(kept), run.emit)

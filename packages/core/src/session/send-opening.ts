@@ -28,7 +28,7 @@ export type Opening = ((Continuation & { answered?: ToolUseBlock[] }) | { waitin
 }
 
 export function retryContinuation(core: SessionCore): Continuation {
-  const continuation = continuationForRetry(core.history.messages)
+  const continuation = continuationForRetry(core.history.messages, core.retryAnswered)
   if (continuation === undefined) {
     throw new SessionStateError(`Session ${core.id} has no user message to retry.`, {
       state: core.data.state,

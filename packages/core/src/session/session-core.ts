@@ -67,6 +67,12 @@ export class SessionCore {
   resumeAdapter: AgentAdapter | undefined
   run: SendRun | undefined
   running: Promise<unknown> | undefined
+  /**
+   * The last send failed after a complete reply, because that reply was not the structured output
+   * asked for (`OUTPUT_INVALID`): `retry()` asks the model again although a reply follows the
+   * user message. Known in this process only.
+   */
+  retryAnswered = false
 
   constructor(init: SessionInit) {
     const { data, adapter, options, persister } = init

@@ -158,7 +158,14 @@ export async function runChild(
       return { kind: 'waiting', pending: result.pending, usage: result.usage }
     return { kind: 'done', result: textResult(call.id, result.text), usage: result.usage }
   } catch (error) {
-    if (context.signal.aborted) throw error
+    // Aborted with its parent: the call gets a result saying so, as an ordinary tool's does, so
+    // the stored conversation keeps every tool call answered.
+    if (context.signal.aborted) {
+      return {
+        kind: 'done',
+        result: errorResult(call.id, `The ${profile} agent was stopped: the send was aborted.`),
+      }
+    }
     return { kind: 'done', result: errorResult(call.id, `The ${profile} agent failed: ${messageOf(error)}`) }
   } finally {
     context.signal.removeEventListener('abort', onAbort)
