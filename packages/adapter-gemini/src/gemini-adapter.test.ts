@@ -632,6 +632,20 @@ describe('GeminiAdapter errors', () => {
     })
   })
 
+  for (const ending of ['\n', '']) {
+    it(`reads a bare {"error": …} object mid-stream (no data: prefix${ending ? '' : ', no line ending'}) as Gemini's error`, async () => {
+      server.enqueue({
+        sse:
+          sseOf({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hel' }] } }] }) +
+          `{"error": {"code": 500, "message": "Internal error", "status": "INTERNAL"}}${ending}`,
+      })
+      const { events, error } = await failure(adapter().stream('x', { model: 'm', history: [] }))
+      expect(events).toEqual([{ type: 'text-delta', text: 'Hel' }])
+      expect(error).toMatchObject({ kind: 'server', retryable: true, provider: 'gemini' })
+      expect((error as Error).message).toContain('Internal error')
+    })
+  }
+
   it('treats a stream that ends cleanly before a finish reason as a retryable network error, never a success', async () => {
     server.enqueue({ sse: fixture('truncated.sse') })
     const { events, error } = await failure(adapter().stream('x', { model: 'm', history: [] }))

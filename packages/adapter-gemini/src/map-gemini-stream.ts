@@ -26,12 +26,14 @@ export type GeminiChunk = Pick<
  * Gemini has no terminal event: the response ends with the body, after a chunk with a
  * `finishReason` (or a blocked prompt). Then `usage` (the last cumulative `usageMetadata`,
  * reported once) and exactly one `message` are pushed. A body that ends before a finish reason
- * throws a retryable `network` error, never a success; a `{"error": …}` frame throws its mapped
- * error. Made by {@link GeminiAdapter} per request and driven by `streamServerSentEvents` from
+ * throws a retryable `network` error, never a success; a `{"error": …}` frame (`data:`-framed or
+ * bare, as Gemini writes it mid-stream) throws its mapped error. Made by {@link GeminiAdapter} per request and driven by `streamServerSentEvents` from
  * `@agentx/core/provider`.
  */
 export class GeminiStreamMapper implements ServerSentEventMapper {
   complete = false
+  /** Gemini also writes a mid-stream error as a bare `{"error": …}` object, without `data:`. */
+  readonly unframedJson = true
   readonly #provider: ProviderIdentity
   readonly #content: ContentBlock[] = []
   #open: OpenBlock | undefined

@@ -21,7 +21,8 @@ describe('uuidv7', () => {
     expect(new Set(ids).size).toBe(2000)
     expect([...ids].sort()).toEqual(ids)
     expect(ids[0]).toMatch(/^018bcfe5-6800-7[0-9a-f]{3}-[89ab]/)
-    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     // The random tails differ, also across refills of the random pool (16 bytes per id).
     expect(new Set(ids.map((id) => id.slice(19))).size).toBe(2000)
   })
@@ -76,6 +77,13 @@ describe('errors', () => {
     const now = Date.parse('2026-01-01T00:00:00Z')
     expect(parseRetryAfterMs(new Headers({ 'retry-after': '3' }), now)).toBe(3000)
     expect(parseRetryAfterMs({ 'Retry-After': 'Thu, 01 Jan 2026 00:00:05 GMT' }, now)).toBe(5000)
+    // Negative or malformed values say nothing: the kernel's own backoff applies.
+    for (const value of ['-5', '-0.5', '1e3', 'soon', '5 s']) {
+      expect(parseRetryAfterMs({ 'retry-after': value }, now)).toBeUndefined()
+      expect(parseRetryAfterMs({ 'retry-after-ms': value }, now)).toBeUndefined()
+    }
+    expect(parseRetryAfterMs({ 'retry-after-ms': '-200', 'retry-after': '2' }, now)).toBe(2000)
+    expect(parseRetryAfterMs({ 'retry-after-ms': '250.5' }, now)).toBe(250.5)
     expect(parseRetryAfterMs({ 'retry-after-ms': '250', 'retry-after': '9' }, now)).toBe(250)
     expect(parseRetryAfterMs({ 'retry-after': 'soon' }, now)).toBeUndefined()
     expect(parseRetryAfterMs(undefined, now)).toBeUndefined()

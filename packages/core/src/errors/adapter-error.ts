@@ -113,11 +113,15 @@ export function parseRetryAfterMs(
     const value = key === undefined ? undefined : record[key]
     return Array.isArray(value) ? value[0] : value
   }
-  const ms = read('retry-after-ms')
-  if (ms !== undefined && ms.trim() !== '' && Number.isFinite(Number(ms))) return Math.max(0, Number(ms))
+  // A negative or malformed value says nothing (RFC 9110 allows only non-negative seconds or an
+  // HTTP date): the caller's own backoff applies, as the providers' SDKs do.
+  const ms = read('retry-after-ms')?.trim()
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Number(ms)
   const value = read('retry-after')?.trim()
   if (!value) return undefined
   if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000)
+  // An HTTP date names its day and month in letters; `Date.parse` reads '-5' as a year.
+  if (!/[a-z]/i.test(value)) return undefined
   const date = Date.parse(value)
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }

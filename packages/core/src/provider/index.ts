@@ -32,7 +32,7 @@ export {
 } from './provider-options.js'
 export { REDACTED, redactSecrets, sanitizeCause } from './redact-secrets.js'
 export { ServerSentEventAdapter } from './server-sent-event-adapter.js'
-export { ServerSentEventParser } from './server-sent-event-parser.js'
+export { ServerSentEventParser, type ServerSentEventParserOptions } from './server-sent-event-parser.js'
 export type { ServerSentEventHandler } from './server-sent-event-parser.js'
 export { abortedError, idleTimeoutError, incompleteStreamError, notAStreamError } from './stream-errors.js'
 export { DRAIN_GRACE_MS, streamServerSentEvents } from './stream-server-sent-events.js'

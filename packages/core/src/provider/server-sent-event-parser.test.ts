@@ -69,3 +69,31 @@ describe('ServerSentEventParser', () => {
     expect(events).toEqual([{ event: undefined, data: 'whole' }])
   })
 })
+
+describe('ServerSentEventParser with unframedJson', () => {
+  function parseUnframed(...chunks: string[]): Event[] {
+    const events: Event[] = []
+    const parser = new ServerSentEventParser((event, data) => events.push({ event, data }), {
+      unframedJson: true,
+    })
+    for (const chunk of chunks) parser.feed(chunk)
+    parser.end()
+    return events
+  }
+  const error = '{"error": {"code": 500, "message": "Internal error", "status": "INTERNAL"}}'
+
+  it('hands a bare JSON line over as an event of its own, with or without a line ending at the end', () => {
+    expect(parseUnframed('data: {"a":1}\n\n', `${error}\n`)).toEqual([
+      { event: undefined, data: '{"a":1}' },
+      { event: undefined, data: error },
+    ])
+    expect(parseUnframed('data: {"a":1}\n\n', error.slice(0, 20), error.slice(20))).toEqual([
+      { event: undefined, data: '{"a":1}' },
+      { event: undefined, data: error },
+    ])
+  })
+
+  it('is off by default: the grammar ignores such a line', () => {
+    expect(parse('data: {"a":1}\n\n', `${error}\n`, error)).toEqual([{ event: undefined, data: '{"a":1}' }])
+  })
+})

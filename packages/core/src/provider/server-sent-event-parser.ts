@@ -7,6 +7,17 @@ export type ServerSentEventHandler = (event: string | undefined, data: string) =
 const LF = 10
 const COLON = 58
 const SPACE = 32
+const OPEN_BRACE = 123
+
+/** Options of {@link ServerSentEventParser}. */
+export interface ServerSentEventParserOptions {
+  /**
+   * A line that starts with `{` is a whole event of its own (no event name), also when it ends
+   * the stream without a line ending: for a server that writes a bare JSON error object into its
+   * event stream (Gemini does, mid-stream). Off by default: the grammar ignores such a line.
+   */
+  unframedJson?: boolean
+}
 
 /**
  * A push parser for `text/event-stream` that follows the WHATWG grammar: LF, CRLF and CR line
@@ -32,9 +43,11 @@ export class ServerSentEventParser {
   #skipLeadingLf = false
   #event: string | undefined
   #data: string | undefined
+  readonly #unframedJson: boolean
 
-  constructor(onEvent: ServerSentEventHandler) {
+  constructor(onEvent: ServerSentEventHandler, options: ServerSentEventParserOptions = {}) {
     this.#onEvent = onEvent
+    this.#unframedJson = options.unframedJson === true
   }
 
   /** Parses the next piece of the stream's text; dispatches every event it completes. */
@@ -76,6 +89,8 @@ export class ServerSentEventParser {
 
   /** The stream ended: drops the event still being read, as the grammar says. Reusable afterwards. */
   end(): void {
+    const rest = this.#rest
+    if (this.#unframedJson && rest.charCodeAt(0) === OPEN_BRACE) this.#onEvent(undefined, rest)
     this.#rest = ''
     this.#skipLeadingLf = false
     this.#event = undefined
@@ -93,6 +108,10 @@ export class ServerSentEventParser {
     }
     const first = text.charCodeAt(start)
     if (first === COLON) return
+    if (first === OPEN_BRACE && this.#unframedJson) {
+      this.#onEvent(undefined, text.slice(start, end))
+      return
+    }
     let colon = text.indexOf(':', start)
     if (colon === -1 || colon > end) colon = end
     let valueStart = colon + 1

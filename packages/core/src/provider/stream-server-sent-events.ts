@@ -27,6 +27,8 @@ export interface ServerSentEventMapper {
    * pushed). Events after it are ignored and the rest of the body is only drained.
    */
   readonly complete: boolean
+  /** Whether a bare JSON object in the stream is an event of its own (see `ServerSentEventParserOptions`). */
+  readonly unframedJson?: boolean
   /**
    * The body ended: pushes the closing messages if the protocol ends that way, or throws
    * `incompleteStreamError` when the terminal event never came (never a success).
@@ -155,14 +157,17 @@ export async function* streamServerSentEvents(
     const decoder = new TextDecoder()
     const output: AdapterMessage[] = []
     let failure: unknown
-    const parser = new ServerSentEventParser((event, data) => {
-      if (failure !== undefined || mapper.complete) return
-      try {
-        mapper.onEvent(event, data, output)
-      } catch (error) {
-        failure = error
-      }
-    })
+    const parser = new ServerSentEventParser(
+      (event, data) => {
+        if (failure !== undefined || mapper.complete) return
+        try {
+          mapper.onEvent(event, data, output)
+        } catch (error) {
+          failure = error
+        }
+      },
+      { unframedJson: mapper.unframedJson === true },
+    )
     for (;;) {
       const chunk = await reader.read()
       if (stop !== undefined) throw new Error('stopped while reading')
