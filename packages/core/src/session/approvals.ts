@@ -27,7 +27,14 @@ async function kindOf(
   const needsApproval = tool.needsApproval
   if (typeof needsApproval === 'function') {
     try {
-      const answer = await needsApproval(call.input, { ...context, toolCallId: call.id })
+      // The caller's context also carries the send's internals (its emitter, its child sessions);
+      // the application's check gets exactly the documented ToolContext, nothing to misuse.
+      const answer = await needsApproval(call.input, {
+        sessionId: context.sessionId,
+        toolCallId: call.id,
+        signal: context.signal,
+        messages: context.messages,
+      })
       return answer ? 'approval' : undefined
     } catch {
       // The application's check failed: a person decides rather than the call running unchecked.

@@ -469,6 +469,20 @@ describe('agents as tools', () => {
     expect(children).toEqual([`${session.id}/call_1`, `${session.id}/call_1/2`])
   })
 
+  it('a child that answers with no text gives a non-empty result saying so (providers refuse empty text)', async () => {
+    const { lead, agent } = setUp([{ events: [{ type: 'message', content: [], stopReason: 'end_turn' }] }])
+    const session = await agent.createSession()
+    await session.send('go')
+    expect(lead.calls[1]!.prompt).toEqual([
+      {
+        type: 'tool_result',
+        toolUseId: 'r1',
+        content: [{ type: 'text', text: '(the researcher agent gave no text)' }],
+      },
+    ])
+    await agent.close()
+  })
+
   it("a child's failure becomes an isError tool result; the parent goes on", async () => {
     const failure = new AdapterError('model exploded', {
       kind: 'server',

@@ -1,6 +1,6 @@
 // retry() and abort at the edges of an exchange: nothing already answered is answered again, and an
 // abort while tools run leaves a conversation a provider accepts (every tool call has its result).
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
 import type { AnyMessage } from '../contracts/messages.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
@@ -52,6 +52,49 @@ describe('retry() after OUTPUT_INVALID', () => {
       kind: 'aborted',
     })
     await expect(session.retry()).rejects.toMatchObject({ code: 'SESSION_STATE' })
+    await agent.close()
+  })
+})
+
+describe('abort while a tool ignores its signal', () => {
+  it('ends the send at once: the call is answered as stopped, the next send and close() work', async () => {
+    const persister = new InMemoryPersister()
+    let started = 0
+    const hang: Tool = {
+      name: 'hang',
+      description: 'never settles and ignores its signal',
+      inputSchema: { type: 'object' },
+      execute: () => {
+        started += 1
+        return new Promise(() => undefined)
+      },
+    }
+    const quick: Tool = { name: 'quick', description: 'q', inputSchema: { type: 'object' }, execute: () => 'q' }
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([
+        { id: 'h1', name: 'hang', input: {} },
+        { id: 'q1', name: 'quick', input: {} },
+      ]),
+      textTurn('next'),
+    ])
+    const agent = createAgent({ tools: [hang, quick], durability: 'sync' }, { adapter, persister })
+    const session = await agent.createSession()
+    const sent = session.send('go')
+    await vi.waitFor(() => expect(started).toBe(1))
+    session.abort()
+    await expect(sent).rejects.toMatchObject({ kind: 'aborted' })
+    expect(session.state).toBe('aborted')
+    const tool = (await persister.getMessages(session.id)).find((m) => m.type === 'tool')!
+    expect(tool.content).toEqual([
+      {
+        type: 'tool_result',
+        toolUseId: 'h1',
+        content: [{ type: 'text', text: 'Stopped: the send was aborted before the tool finished.' }],
+        isError: true,
+      },
+      { type: 'tool_result', toolUseId: 'q1', content: [{ type: 'text', text: 'q' }] },
+    ])
+    expect((await session.send('again')).text).toBe('next')
     await agent.close()
   })
 })

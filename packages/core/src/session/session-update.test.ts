@@ -95,6 +95,9 @@ describe('session.update()', () => {
   it('an unknown field names the closest known one', async () => {
     const { session } = await setup()
     await expect(session.update({ sumary: 'x' } as never)).rejects.toThrow(/did you mean 'summary'/)
+    await expect((session.update as () => Promise<void>)()).rejects.toThrow(
+      "update needs an object such as { summary: 'Trip to Rome' }, got nothing.",
+    )
   })
 
   it('while a send runs: summary and metadata change (and the end of the send keeps them), model and systemPrompt reject with SessionBusyError', async () => {

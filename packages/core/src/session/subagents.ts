@@ -147,7 +147,7 @@ export async function runChild(
       send = child.send(answers as PendingAnswer[])
     } else if (child.state === 'idle') {
       const [last] = await child.getMessages({ limit: 1 })
-      if (last?.type === 'agent') return { kind: 'done', result: textResult(call.id, textOf(last.content)) }
+      if (last?.type === 'agent') return { kind: 'done', result: textResult(call.id, textOf(last.content), profile) }
       send = child.send(task, { agent: profile })
     } else {
       send = child.send(task, { agent: profile })
@@ -156,7 +156,7 @@ export async function runChild(
     // The child's requests until it stopped count in the parent send's usage (DESIGN §10.3).
     if (result.pending !== undefined && result.pending.length > 0)
       return { kind: 'waiting', pending: result.pending, usage: result.usage }
-    return { kind: 'done', result: textResult(call.id, result.text), usage: result.usage }
+    return { kind: 'done', result: textResult(call.id, result.text, profile), usage: result.usage }
   } catch (error) {
     // Aborted with its parent: the call gets a result saying so, as an ordinary tool's does, so
     // the stored conversation keeps every tool call answered.
@@ -173,8 +173,13 @@ export async function runChild(
   }
 }
 
-function textResult(toolUseId: string, text: string): ToolResultBlock {
-  return { type: 'tool_result', toolUseId, content: [{ type: 'text', text }] }
+function textResult(toolUseId: string, text: string, profile: string): ToolResultBlock {
+  // Providers refuse an empty text block: a child that answered with no text says so.
+  return {
+    type: 'tool_result',
+    toolUseId,
+    content: [{ type: 'text', text: text === '' ? `(the ${profile} agent gave no text)` : text }],
+  }
 }
 
 function messageOf(error: unknown): string {

@@ -3,8 +3,8 @@ import type { AgentError } from '../errors/agent-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import { parseDataUrl } from '../provider/content-blocks.js'
-import type { Tool } from '../tools/tool.js'
 import { isStandardSchema, type SchemaLike, toJsonSchema } from '../tools/schema.js'
+import { validateTools } from '../tools/validate-tools.js'
 import type { PendingAnswer } from './approvals.js'
 import type { SendOptions } from './session.js'
 
@@ -56,13 +56,7 @@ function validateAnswer(answer: unknown, index: number): void {
       throw new ValidationError(`${at}.reason must be a string.`)
     }
   } else {
-    const content = answer.content
-    if (typeof content !== 'string' && !Array.isArray(content)) {
-      throw new ValidationError(`${at}.content must be a string or an array of content blocks.`)
-    }
-    if (Array.isArray(content)) {
-      for (const [i, block] of content.entries()) validateBlock(block, i, `${at}.content`)
-    }
+    validateResultContent(answer.content, `${at}.content`)
     if (answer.isError !== undefined && typeof answer.isError !== 'boolean') {
       throw new ValidationError(`${at}.isError must be a boolean.`)
     }
@@ -89,7 +83,26 @@ export function validateContent(content: unknown): string | ContentBlock[] {
   return cloneJson(content as ContentBlock[], 'content')
 }
 
-function validateBlock(block: unknown, index: number, where: string): void {
+/**
+ * Checks the content of a tool result — a client tool's answer, or what a tool's `execute`
+ * returned — with the rules of user content: a non-empty string, or a non-empty array of
+ * well-formed `text` and `image` blocks (what every provider takes in a tool result). Throws
+ * {@link ValidationError} naming the first problem, its path starting with `where`.
+ */
+export function validateResultContent(content: unknown, where: string): void {
+  if (typeof content === 'string') {
+    if (content.length === 0) throw new ValidationError(`${where} must not be empty.`)
+    return
+  }
+  if (!Array.isArray(content) || content.length === 0) {
+    throw new ValidationError(
+      `${where} must be a non-empty string or a non-empty array of text and image blocks, got ${Array.isArray(content) ? 'an empty array' : describe(content)}.`,
+    )
+  }
+  for (const [index, block] of content.entries()) validateBlock(block, index, where, true)
+}
+
+function validateBlock(block: unknown, index: number, where: string, inResult = false): void {
   const at = `${where}[${index}]`
   if (typeof block !== 'object' || block === null || Array.isArray(block)) {
     throw new ValidationError(
@@ -108,9 +121,16 @@ function validateBlock(block: unknown, index: number, where: string): void {
       break
     case 'thinking':
     case 'tool_use':
-      throw new ValidationError(`${at}: '${value.type}' blocks come from the model, not from a caller.`)
     case 'tool_result':
     case 'tool_approval':
+      if (inResult) {
+        throw new ValidationError(
+          `${at}: a tool result holds 'text' and 'image' blocks, not '${value.type}'.`,
+        )
+      }
+      if (value.type === 'thinking' || value.type === 'tool_use') {
+        throw new ValidationError(`${at}: '${value.type}' blocks come from the model, not from a caller.`)
+      }
       throw new ValidationError(`${at}: answers to pending tool calls cannot be mixed with other content.`)
     default:
       throw new ValidationError(`${at}.type ${describe(value.type)} is unknown; use 'text' or 'image'.`)
@@ -166,44 +186,8 @@ export function validateSendOptions(options: unknown): SendOptions {
   return options as SendOptions
 }
 
-/** Checks a list of tools: each needs a non-empty name; `inputSchema`, `execute`, `needsApproval` of their types. */
-export function validateTools(
-  tools: unknown,
-  what: string,
-  fail: (message: string) => AgentError,
-): asserts tools is Tool[] {
-  if (!Array.isArray(tools)) throw fail(`${what} must be an array of tools.`)
-  const names = new Set<string>()
-  tools.forEach((tool: unknown, index) => {
-    const at = `${what}[${index}]`
-    if (!isPlainObject(tool)) throw fail(`${at} must be a tool object.`)
-    const value = tool as Record<string, unknown>
-    if (typeof value.name !== 'string' || value.name === '')
-      throw fail(`${at}.name must be a non-empty string.`)
-    // Within one list a name is one tool (across lists, later ones win: send > session > config).
-    if (names.has(value.name)) throw fail(`${at}.name '${value.name}' is given twice in ${what}.`)
-    names.add(value.name)
-    if (value.execute !== undefined && typeof value.execute !== 'function') {
-      throw fail(`${at}.execute ('${value.name}') must be a function (leave it out for a client tool).`)
-    }
-    const approval = value.needsApproval
-    if (approval !== undefined && typeof approval !== 'boolean' && typeof approval !== 'function') {
-      throw fail(`${at}.needsApproval ('${value.name}') must be a boolean or a function.`)
-    }
-    if (isStandardSchema(value.inputSchema)) {
-      try {
-        toJsonSchema(value.inputSchema, `${at}.inputSchema ('${value.name}')`)
-      } catch (error) {
-        throw fail((error as Error).message)
-      }
-    } else if (!isPlainObject(value.inputSchema)) {
-      throw fail(`${at}.inputSchema ('${value.name}') must be a JSON Schema object or a Standard Schema.`)
-    }
-    if (value.description !== undefined && typeof value.description !== 'string') {
-      throw fail(`${at}.description ('${value.name}') must be a string.`)
-    }
-  })
-}
+// The tool list check lives with the tools; the agent's config check imports it from here too.
+export { validateTools }
 
 /** Refuses keys of `value` that are not in `known`, naming the closest known key. */
 export function rejectUnknownKeys(
@@ -269,6 +253,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 /** A short description of a value for error messages (never its full content). */
 export function describe(value: unknown): string {
   if (value === null) return 'null'
+  if (value === undefined) return 'nothing'
   if (Array.isArray(value)) return 'an array'
   // Only short identifiers are echoed: a misplaced secret must never end up in an error message.
   if (typeof value === 'string')

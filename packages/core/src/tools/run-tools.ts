@@ -1,5 +1,8 @@
 import type { AnyMessage, ContentBlock, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
+import { ValidationError } from '../errors/validation-error.js'
 import { contentProblem } from '../persistence/shapes.js'
+import { validateResultContent } from '../session/validate-input.js'
+import { copyJsonValue } from './copy-json-value.js'
 import { checkAgainst } from './schema.js'
 import type { Tool } from './tool.js'
 
@@ -49,18 +52,59 @@ async function runTool(
       `Invalid input for ${call.name}; nothing was run. Fix these and call it again:\n- ${checked.issues.join('\n- ')}`,
     )
   }
+  if (context.signal.aborted) return errorResult(call.id, NOT_RUN)
+  let output: unknown
   try {
-    const output = await tool.execute(checked.value, {
-      sessionId: context.sessionId,
-      toolCallId: call.id,
-      signal: context.signal,
-      messages: context.messages,
-    })
+    // `checked.value` is a fresh copy (see checkAgainst): the tool may change its input freely.
+    // The abort ends the wait also for a tool that ignores its signal: the send must stop.
+    output = await untilAborted(
+      tool.execute(checked.value, {
+        sessionId: context.sessionId,
+        toolCallId: call.id,
+        signal: context.signal,
+        messages: context.messages,
+      }),
+      context.signal,
+    )
+  } catch (error) {
+    if (error === STOPPED) return errorResult(call.id, STOPPED_TEXT)
+    const text = error instanceof Error ? error.message || error.name : String(error)
+    // An empty text block is no valid tool-result content either.
+    return errorResult(call.id, text === '' ? `The tool '${call.name}' failed without a message.` : text)
+  }
+  try {
     return { type: 'tool_result', toolUseId: call.id, content: toResultContent(output) }
   } catch (error) {
-    const text = error instanceof Error ? error.message || error.name : String(error)
-    return { type: 'tool_result', toolUseId: call.id, content: [{ type: 'text', text }], isError: true }
+    // Stored as it was, a malformed result would fail every later request of the session.
+    const problem = error instanceof Error ? error.message : String(error)
+    return errorResult(
+      call.id,
+      `The tool '${call.name}' ran, but its result was not kept: ${problem} A tool returns a string, an array of text and image blocks, or a JSON value.`,
+    )
   }
+}
+
+const NOT_RUN = 'Not run: the send was aborted.'
+const STOPPED_TEXT = 'Stopped: the send was aborted before the tool finished.'
+/** What {@link untilAborted} rejects with. */
+const STOPPED: unique symbol = Symbol('stopped')
+
+/** Settles as `promise` does, or rejects with {@link STOPPED} as soon as `signal` aborts. */
+function untilAborted<T>(promise: T | Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(STOPPED)
+    signal.addEventListener('abort', onAbort, { once: true })
+    Promise.resolve(promise).then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
 }
 
 /** A tool result with `isError: true` and one text block. */
@@ -68,21 +112,39 @@ export function errorResult(toolUseId: string, text: string): ToolResultBlock {
   return { type: 'tool_result', toolUseId, content: [{ type: 'text', text }], isError: true }
 }
 
-/** A string is a text block, content blocks are kept, any other value is JSON text. */
+/** The text of the result of a tool that returned `undefined` or an empty string. */
+export const NO_OUTPUT = '(the tool returned no output)'
+
+/**
+ * The content of a tool result for what a tool's `execute` returned: a string is one text block
+ * (`undefined` or an empty string: {@link NO_OUTPUT}); an array of content blocks must be valid tool-result content (well-formed `text`
+ * and `image` blocks, as user content) and is copied; any other JSON value (records that only
+ * look like blocks included) is its JSON text. Throws a {@link ValidationError} for anything else
+ * — a malformed or `tool_use` block, or a value JSON cannot hold (a
+ * `Map`, a cycle, a bigint, a function …) — instead of changing it silently. The result never
+ * shares an object with `output`.
+ */
 export function toResultContent(output: unknown): ContentBlock[] {
-  if (typeof output === 'string') return [{ type: 'text', text: output }]
-  if (isBlockList(output)) return output
-  let text: string
-  try {
-    text = JSON.stringify(output) ?? ''
-  } catch {
-    text = String(output)
+  // A tool that returns nothing (a side effect only) ran fine; providers refuse an empty text block.
+  if (output === undefined || output === '') return [{ type: 'text', text: NO_OUTPUT }]
+  if (typeof output === 'string') {
+    validateResultContent(output, 'output')
+    return [{ type: 'text', text: output }]
   }
-  return [{ type: 'text', text }]
+  if (isBlockList(output)) {
+    validateResultContent(output, 'output')
+    return copyJsonValue(output, 'output') as ContentBlock[]
+  }
+  return [{ type: 'text', text: JSON.stringify(copyJsonValue(output, 'output')) }]
 }
 
-/** Content blocks of the five kinds, each with its fields: stored as they are. Anything else is JSON text. */
-function isBlockList(value: unknown): value is ContentBlock[] {
+/**
+ * Whether `value` is meant as content blocks: a non-empty array whose items all have a block
+ * `type` and that block's fields with their types (the stored shape, `contentProblem`). Records
+ * that only share a field name (`[{ type: 'image', path: 'a.png' }]`, `[{ type: 'user' }]`) are a
+ * JSON value; blocks that are meant as blocks must then pass the user-content rules.
+ */
+function isBlockList(value: unknown): value is unknown[] {
   return (
     Array.isArray(value) &&
     value.length > 0 &&

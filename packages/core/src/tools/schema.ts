@@ -1,5 +1,6 @@
-import type { StandardIssue, StandardSchemaV1 } from '../contracts/standard-schema.js'
+import type { StandardSchemaV1 } from '../contracts/standard-schema.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
+import { copyJsonValue } from './copy-json-value.js'
 
 /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype …). */
 export type SchemaLike = Record<string, unknown> | StandardSchemaV1
@@ -41,31 +42,96 @@ export function toJsonSchema(schema: SchemaLike, what: string): Record<string, u
   return rest
 }
 
-/** The outcome of checking a value against a schema. */
-export type SchemaCheck = { ok: true; value: unknown } | { ok: false; issues: string[] }
+/**
+ * The outcome of checking a value against a schema. A failure has `schemaFailed` when the schema
+ * itself failed rather than the value (a Standard Schema whose `validate` threw — its error is
+ * `cause` — or returned no result).
+ */
+export type SchemaCheck =
+  | { ok: true; value: unknown }
+  | { ok: false; issues: string[]; schemaFailed?: true; cause?: unknown }
 
 /**
  * Checks `value` against `schema`: a Standard Schema validates it (and may transform it); a JSON
  * Schema object is checked for the structural subset every provider honours — `type`, `enum`,
  * `const`, `required`, `properties`, `additionalProperties: false`, `items`, `minItems`/`maxItems`,
- * `minLength`/`maxLength`, `minimum`/`maximum`. Other keywords are not checked.
+ * `minLength`/`maxLength`, `minimum`/`maximum`. Other keywords are not checked. Never throws.
+ *
+ * The value is first copied as JSON ({@link copyJsonValue}); the copy is what a Standard Schema
+ * validates and what a JSON Schema check returns, so the caller (a tool's `execute`,
+ * `SendResult.output`) gets a fresh, mutable object of its own. Keywords and keys count only as
+ * own properties: `required: ['toString']` is not met by `{}`. An own `__proto__` key is refused
+ * anywhere in the value: it is harmless as the copy's own data, but application code that
+ * assigns or merges the value (`Object.assign`, a deep merge) would replace a prototype with it,
+ * and no tool input or structured output needs that key.
  */
 export async function checkAgainst(schema: SchemaLike, value: unknown): Promise<SchemaCheck> {
-  if (isStandardSchema(schema)) {
-    const result = await schema['~standard'].validate(value)
-    if (result.issues === undefined) return { ok: true, value: result.value }
-    return { ok: false, issues: result.issues.map(describeIssue) }
+  let copy: unknown
+  try {
+    copy = copyJsonValue(value, '$', { refuseProtoKeys: true })
+  } catch (error) {
+    return { ok: false, issues: [messageOf(error)] }
   }
+  if (isStandardSchema(schema)) return checkStandard(schema, copy)
   const issues: string[] = []
-  checkJson(schema, value, '$', issues)
-  return issues.length === 0 ? { ok: true, value } : { ok: false, issues }
+  checkJson(schema, copy, '$', issues)
+  return issues.length === 0 ? { ok: true, value: copy } : { ok: false, issues }
 }
 
-function describeIssue(issue: StandardIssue): string {
-  const path = (issue.path ?? []).map((segment) =>
-    String(typeof segment === 'object' ? segment.key : segment),
+/**
+ * Runs a Standard Schema's `validate`. One that throws, or returns something other than a result
+ * (`{ value }` or `{ issues }`), is a failed check naming the schema's vendor — never a crash of
+ * the send, never an `undefined` value taken as valid.
+ */
+async function checkStandard(schema: StandardSchemaV1, value: unknown): Promise<SchemaCheck> {
+  const vendor = String(schema['~standard'].vendor)
+  let result: unknown
+  try {
+    result = await schema['~standard'].validate(value)
+  } catch (cause) {
+    const issue = `the ${vendor} schema's validate() threw: ${messageOf(cause)}`
+    return { ok: false, issues: [issue], schemaFailed: true, cause }
+  }
+  const notAResult = {
+    ok: false as const,
+    schemaFailed: true as const,
+    issues: [
+      `the ${vendor} schema's validate() returned ${describeResult(result)}, not a Standard Schema result ({ value } or { issues })`,
+    ],
+  }
+  if (typeof result !== 'object' || result === null) return notAResult
+  const issues = (result as { issues?: unknown }).issues
+  if (issues !== undefined) {
+    if (!Array.isArray(issues)) return notAResult
+    return {
+      ok: false,
+      issues: issues.length > 0 ? issues.map(describeIssue) : [`the ${vendor} schema refused the value`],
+    }
+  }
+  if (!('value' in result)) return notAResult
+  return { ok: true, value: (result as { value: unknown }).value }
+}
+
+function describeResult(result: unknown): string {
+  if (result === null || Array.isArray(result)) return result === null ? 'null' : 'an array'
+  if (typeof result === 'object') return 'an object'
+  return typeof result === 'number' || typeof result === 'boolean' ? String(result) : typeof result
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message || error.name : String(error)
+}
+
+function describeIssue(issue: unknown): string {
+  const { message, path } = (typeof issue === 'object' && issue !== null ? issue : {}) as {
+    message?: unknown
+    path?: unknown
+  }
+  const text = typeof message === 'string' && message !== '' ? message : 'invalid'
+  const segments = (Array.isArray(path) ? path : []).map((segment: unknown) =>
+    String(typeof segment === 'object' && segment !== null ? (segment as { key?: unknown }).key : segment),
   )
-  return path.length === 0 ? issue.message : `${path.join('.')}: ${issue.message}`
+  return segments.length === 0 ? text : `${segments.join('.')}: ${text}`
 }
 
 function typeOf(value: unknown): string {
@@ -75,60 +141,69 @@ function typeOf(value: unknown): string {
   return typeof value
 }
 
+/** `object[key]` when `key` is an own property of `object`; inherited members never count. */
+function own(object: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(object, key) ? object[key] : undefined
+}
+
+function isSchemaObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
 function checkJson(schema: Record<string, unknown>, value: unknown, at: string, issues: string[]): void {
   const actual = typeOf(value)
-  const types = schema.type === undefined ? undefined : ([] as unknown[]).concat(schema.type)
+  const type = own(schema, 'type')
+  const types = type === undefined ? undefined : ([] as unknown[]).concat(type)
   if (
     types !== undefined &&
-    !types.some((type) => type === actual || (type === 'number' && actual === 'integer'))
+    !types.some((option) => option === actual || (option === 'number' && actual === 'integer'))
   ) {
     issues.push(`${at}: expected ${types.join(' or ')}, got ${actual}`)
     return
   }
-  if (
-    Array.isArray(schema.enum) &&
-    !schema.enum.some((option) => JSON.stringify(option) === JSON.stringify(value))
-  ) {
-    issues.push(`${at}: must be one of ${schema.enum.map((option) => JSON.stringify(option)).join(', ')}`)
+  const options = own(schema, 'enum')
+  if (Array.isArray(options) && !options.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
+    issues.push(`${at}: must be one of ${options.map((option) => JSON.stringify(option)).join(', ')}`)
   }
-  if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(value)) {
+  if (Object.hasOwn(schema, 'const') && JSON.stringify(schema.const) !== JSON.stringify(value)) {
     issues.push(`${at}: must be ${JSON.stringify(schema.const)}`)
   }
+  const limit = (key: string): number | undefined => {
+    const bound = own(schema, key)
+    return typeof bound === 'number' ? bound : undefined
+  }
   if (typeof value === 'string') {
-    if (typeof schema.minLength === 'number' && value.length < schema.minLength)
-      issues.push(`${at}: too short`)
-    if (typeof schema.maxLength === 'number' && value.length > schema.maxLength)
-      issues.push(`${at}: too long`)
+    if (value.length < (limit('minLength') ?? 0)) issues.push(`${at}: too short`)
+    if (value.length > (limit('maxLength') ?? Number.POSITIVE_INFINITY)) issues.push(`${at}: too long`)
   }
   if (typeof value === 'number') {
-    if (typeof schema.minimum === 'number' && value < schema.minimum)
-      issues.push(`${at}: below ${schema.minimum}`)
-    if (typeof schema.maximum === 'number' && value > schema.maximum)
-      issues.push(`${at}: above ${schema.maximum}`)
+    const minimum = limit('minimum')
+    const maximum = limit('maximum')
+    if (minimum !== undefined && value < minimum) issues.push(`${at}: below ${minimum}`)
+    if (maximum !== undefined && value > maximum) issues.push(`${at}: above ${maximum}`)
   }
   if (Array.isArray(value)) {
-    if (typeof schema.minItems === 'number' && value.length < schema.minItems)
-      issues.push(`${at}: too few items`)
-    if (typeof schema.maxItems === 'number' && value.length > schema.maxItems)
-      issues.push(`${at}: too many items`)
-    const items = schema.items
-    if (typeof items === 'object' && items !== null && !Array.isArray(items)) {
+    if (value.length < (limit('minItems') ?? 0)) issues.push(`${at}: too few items`)
+    if (value.length > (limit('maxItems') ?? Number.POSITIVE_INFINITY)) issues.push(`${at}: too many items`)
+    const items = own(schema, 'items')
+    if (isSchemaObject(items)) {
       value.forEach((item, index) => {
-        checkJson(items as Record<string, unknown>, item, `${at}[${index}]`, issues)
+        checkJson(items, item, `${at}[${index}]`, issues)
       })
     }
   }
   if (actual === 'object') {
     const object = value as Record<string, unknown>
-    const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>
-    for (const key of Array.isArray(schema.required) ? schema.required : []) {
-      if (typeof key === 'string' && !(key in object)) issues.push(`${at}.${key}: required`)
+    const declared = own(schema, 'properties')
+    const properties = isSchemaObject(declared) ? declared : {}
+    const required = own(schema, 'required')
+    for (const key of Array.isArray(required) ? required : []) {
+      if (typeof key === 'string' && !Object.hasOwn(object, key)) issues.push(`${at}.${key}: required`)
     }
-    for (const [key, item] of Object.entries(object)) {
-      const property = properties[key]
-      if (property !== undefined && typeof property === 'object')
-        checkJson(property, item, `${at}.${key}`, issues)
-      else if (schema.additionalProperties === false) issues.push(`${at}.${key}: not allowed`)
+    for (const key of Object.keys(object)) {
+      const property = own(properties, key)
+      if (isSchemaObject(property)) checkJson(property, object[key], `${at}.${key}`, issues)
+      else if (own(schema, 'additionalProperties') === false) issues.push(`${at}.${key}: not allowed`)
     }
   }
 }

@@ -15,11 +15,15 @@ export interface ToolContext {
 /**
  * A tool the model may call: a plain object.
  *
- * `execute` may return a string (a text block), a `ContentBlock[]` (used as is) or any other JSON
- * value (serialised to a text block); a throw becomes a tool result with `isError: true`, never a
- * failed send. A tool without `execute` is a **client tool**: the application answers it (a
- * browser action, a question to the user) with a `tool_result` sent through `send`. With
- * `needsApproval`, a call waits for a `tool_approval` answer before it runs (DESIGN §10.1).
+ * `execute` gets a fresh copy of its input (its own to change) and may return a string (a text
+ * block; nothing or `''`: the text "(the tool returned no output)"), an array of `text` and
+ * `image` blocks (checked like user content, then copied: the tool keeps its own array) or any
+ * other JSON value (serialised to a text block). A throw, or a result that is none of these (a
+ * malformed or `tool_use` block, a `Map`, a cycle …), becomes a tool result with `isError: true` naming the tool — never a failed
+ * send, never stored content that a provider would refuse. A tool without `execute` is a
+ * **client tool**: the application answers it (a browser action, a question to the user) with a
+ * `tool_result` sent through `send`. With `needsApproval`, a call waits for a `tool_approval`
+ * answer before it runs (DESIGN §10.1).
  */
 export interface Tool<Input = unknown> {
   name: string
@@ -72,7 +76,11 @@ export interface ToolApproval {
   input?: unknown
 }
 
-/** The answer to a client tool's call: its result, as the application produced it. */
+/**
+ * The answer to a client tool's call: its result, as the application produced it. `content` is a
+ * non-empty string or a non-empty array of `text` and `image` blocks; anything else rejects the
+ * answering send with a `ValidationError` before anything is written.
+ */
 export interface ToolAnswer {
   type: 'tool_result'
   toolUseId: string
