@@ -122,6 +122,28 @@ describe('cloneJson', () => {
     expect(() => cloneJson(cyclic)).toThrow(expect.objectContaining({ code: 'VALIDATION' }))
     expect(() => cloneJson({ f: () => 1 })).toThrow(expect.objectContaining({ code: 'VALIDATION' }))
   })
+
+  it('refuses built-ins whose data JSON drops instead of turning them into {}; honours toJSON', async () => {
+    for (const value of [new Map([[1, 2]]), new Set([1]), new Error('x'), /x/, new Uint8Array(2)]) {
+      expect(() => cloneJson({ metadata: value })).toThrow(expect.objectContaining({ code: 'VALIDATION' }))
+    }
+    expect(cloneJson({ at: new Date(0), money: { toJSON: () => '1.00 EUR' } })).toEqual({
+      at: '1970-01-01T00:00:00.000Z',
+      money: '1.00 EUR',
+    })
+    expect(() => cloneJson(JSON.parse('{"__proto__":{}}'), '$', { refuseProtoKeys: true })).toThrow(
+      /__proto__ is not allowed/,
+    )
+    // A store keeps nothing of a refused value.
+    const persister = new InMemoryPersister()
+    const at = '2026-01-01T00:00:00.000Z'
+    const data = { id: 's', summary: '', createdAt: at, lastActivity: at, state: 'idle' as const }
+    const tokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+    await expect(
+      persister.saveSession({ ...data, tokenUsage, metadata: { tags: new Map() } as never }),
+    ).rejects.toMatchObject({ code: 'VALIDATION' })
+    expect(await persister.getSession('s')).toBeNull()
+  })
 })
 
 describe('WriteQueue', () => {

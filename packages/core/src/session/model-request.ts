@@ -3,7 +3,7 @@ import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages
 import { isAdapterError } from '../errors/adapter-error.js'
 import type { AgentError } from '../errors/agent-error.js'
 import { backoffDelay, type RetryOptions } from '../retry/retry-options.js'
-import { sleep } from '../util/abort.js'
+import { raceAbort, sleep } from '../util/abort.js'
 import type { EventStream } from '../util/event-stream.js'
 import type { Logger } from '../util/logger.js'
 import { checkReplyContent } from './adapter-output.js'
@@ -121,26 +121,4 @@ async function streamResponse(
   const message = partial.toMessage(context.sessionId, content, stopReason)
   if (state.usage) message.usage = state.usage
   return { message, usage: state.usage }
-}
-
-/** Settles with `promise`, or rejects as soon as `signal` aborts. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined)
-    return Promise.reject(signal.reason)
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }

@@ -2,7 +2,8 @@ import type { AnyMessage, ContentBlock, ToolResultBlock, ToolUseBlock } from '..
 import { ValidationError } from '../errors/validation-error.js'
 import { contentProblem } from '../persistence/shapes.js'
 import { validateResultContent } from '../session/validate-input.js'
-import { copyJsonValue } from './copy-json-value.js'
+import { cloneJson } from '../persistence/json-copy.js'
+import { raceAbort } from '../util/abort.js'
 import { checkAgainst } from './schema.js'
 import type { Tool } from './tool.js'
 
@@ -57,7 +58,7 @@ async function runTool(
   try {
     // `checked.value` is a fresh copy (see checkAgainst): the tool may change its input freely.
     // The abort ends the wait also for a tool that ignores its signal: the send must stop.
-    output = await untilAborted(
+    output = await raceAbort(
       tool.execute(checked.value, {
         sessionId: context.sessionId,
         toolCallId: call.id,
@@ -67,7 +68,8 @@ async function runTool(
       context.signal,
     )
   } catch (error) {
-    if (error === STOPPED) return errorResult(call.id, STOPPED_TEXT)
+    // Aborted while it ran (its own rejection may come later, or never): say so.
+    if (context.signal.aborted && error === context.signal.reason) return errorResult(call.id, STOPPED_TEXT)
     const text = error instanceof Error ? error.message || error.name : String(error)
     // An empty text block is no valid tool-result content either.
     return errorResult(call.id, text === '' ? `The tool '${call.name}' failed without a message.` : text)
@@ -86,27 +88,6 @@ async function runTool(
 
 const NOT_RUN = 'Not run: the send was aborted.'
 const STOPPED_TEXT = 'Stopped: the send was aborted before the tool finished.'
-/** What {@link untilAborted} rejects with. */
-const STOPPED: unique symbol = Symbol('stopped')
-
-/** Settles as `promise` does, or rejects with {@link STOPPED} as soon as `signal` aborts. */
-function untilAborted<T>(promise: T | Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(STOPPED)
-    signal.addEventListener('abort', onAbort, { once: true })
-    Promise.resolve(promise).then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
-}
-
 /** A tool result with `isError: true` and one text block. */
 export function errorResult(toolUseId: string, text: string): ToolResultBlock {
   return { type: 'tool_result', toolUseId, content: [{ type: 'text', text }], isError: true }
@@ -133,9 +114,9 @@ export function toResultContent(output: unknown): ContentBlock[] {
   }
   if (isBlockList(output)) {
     validateResultContent(output, 'output')
-    return copyJsonValue(output, 'output') as ContentBlock[]
+    return cloneJson(output, 'output') as ContentBlock[]
   }
-  return [{ type: 'text', text: JSON.stringify(copyJsonValue(output, 'output')) }]
+  return [{ type: 'text', text: JSON.stringify(cloneJson(output, 'output')) }]
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from '../contracts/standard-schema.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
-import { copyJsonValue } from './copy-json-value.js'
+import { cloneJson } from '../persistence/json-copy.js'
 
 /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype …). */
 export type SchemaLike = Record<string, unknown> | StandardSchemaV1
@@ -57,7 +57,7 @@ export type SchemaCheck =
  * `const`, `required`, `properties`, `additionalProperties: false`, `items`, `minItems`/`maxItems`,
  * `minLength`/`maxLength`, `minimum`/`maximum`. Other keywords are not checked. Never throws.
  *
- * The value is first copied as JSON ({@link copyJsonValue}); the copy is what a Standard Schema
+ * The value is first copied as JSON ({@link cloneJson}); the copy is what a Standard Schema
  * validates and what a JSON Schema check returns, so the caller (a tool's `execute`,
  * `SendResult.output`) gets a fresh, mutable object of its own. Keywords and keys count only as
  * own properties: `required: ['toString']` is not met by `{}`. An own `__proto__` key is refused
@@ -68,7 +68,7 @@ export type SchemaCheck =
 export async function checkAgainst(schema: SchemaLike, value: unknown): Promise<SchemaCheck> {
   let copy: unknown
   try {
-    copy = copyJsonValue(value, '$', { refuseProtoKeys: true })
+    copy = cloneJson(value, '$', { refuseProtoKeys: true })
   } catch (error) {
     return { ok: false, issues: [messageOf(error)] }
   }

@@ -22,3 +22,28 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 }
+
+/**
+ * Settles as `promise` does, or rejects with the signal's reason as soon as it aborts. The
+ * promise itself goes on; a later rejection of it is handled here, never reported as unhandled.
+ */
+export function raceAbort<T>(promise: T | Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    Promise.resolve(promise).catch(() => undefined)
+    return Promise.reject(signal.reason)
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    Promise.resolve(promise).then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}
