@@ -138,7 +138,11 @@ export class SessionManager {
   async findChild(id: string, of: ChildOf): Promise<Session | 'other' | undefined> {
     const session = await this.getSession(id)
     if (session === undefined) return undefined
-    const data = (session as ManagedSession).toSessionData?.()
+    // A third-party factory's object may not say what it is: the stored record does.
+    const data =
+      (session as ManagedSession).toSessionData?.() ??
+      (await this.#options.persister.getSession(id)) ??
+      undefined
     return data?.parentSessionId === of.parentSessionId && data.parentToolUseId === of.parentToolUseId
       ? session
       : 'other'

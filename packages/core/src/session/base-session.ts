@@ -21,6 +21,7 @@ import {
   closePending,
   completeSession,
   deleteSession,
+  forgetSession,
   forkSession,
   isIdle,
   pendingOf,
@@ -277,27 +278,10 @@ export class BaseSession implements Session {
    * written, so it can never come back as an orphan row. Internal: called by the agent.
    */
   async forget(): Promise<void> {
-    const core = this.#core
-    if (core.data.state === 'deleted') return
-    if (core.running) {
+    await forgetSession(this.#core, async () => {
       this.abort()
       await this.whenSettled()
-      // Deleted meanwhile (the application called delete()): nothing more to do.
-      if ((core.data.state as SessionState) === 'deleted') return
-      // The aborted send wrote its end (the session record, a partial reply) after the store
-      // deleted it: delete again what it brought back, once nothing more is queued.
-      await core.queue?.discard()
-      await core.persister?.deleteSession(core.id).catch((error: unknown) => {
-        core.options.logger?.warn(
-          'agentx: what an aborted send wrote after its session was deleted could not be removed',
-          {
-            sessionId: core.id,
-            error: error instanceof Error ? error.message : String(error),
-          },
-        )
-      })
-    }
-    await core.markDeleted()
+    })
   }
 
   /**

@@ -117,6 +117,32 @@ export async function deleteSession(core: SessionCore): Promise<void> {
 }
 
 /**
+ * The store no longer holds this session (a parent's delete cascaded to it, `pruneSessions`, another
+ * process): `deleted` at once, a running send stopped first (`stop`), nothing still queued written.
+ */
+export async function forgetSession(core: SessionCore, stop: () => Promise<void>): Promise<void> {
+  if (core.data.state === 'deleted') return
+  if (core.running) {
+    await stop()
+    // Deleted meanwhile (the application called delete()): nothing more to do.
+    if ((core.data.state as string) === 'deleted') return
+    // The aborted send wrote its end (the session record, a partial reply) after the store
+    // deleted it: delete again what it brought back, once nothing more is queued.
+    await core.queue?.discard()
+    await core.persister?.deleteSession(core.id).catch((error: unknown) => {
+      core.options.logger?.warn(
+        'agentx: what an aborted send wrote after its session was deleted could not be removed',
+        {
+          sessionId: core.id,
+          error: error instanceof Error ? error.message : String(error),
+        },
+      )
+    })
+  }
+  await core.markDeleted()
+}
+
+/**
  * `session.fork()`: copies the conversation (what the store holds, with leases) into a new
  * session written in one batch; `open` makes its object (through the agent's cache when it can).
  */
