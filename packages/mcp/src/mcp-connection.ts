@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { StringDecoder } from 'node:string_decoder'
 import type { ContentBlock, Logger, Tool, ToolContext } from '@agentx/core'
+import { raceAbort } from '@agentx/core/provider'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import {
@@ -382,23 +383,4 @@ interface McpToolDefinition {
   title?: string | undefined
   description?: string | undefined
   inputSchema: Record<string, unknown>
-}
-
-/** `promise`, or the signal's reason as soon as it aborts (the promise itself goes on). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(value)
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
-        reject(error)
-      },
-    )
-  })
 }

@@ -42,3 +42,5 @@ export type {
   ServerSentEventMapper,
   ServerSentEventTransport,
 } from './stream-server-sent-events.js'
+// Waiting on a promise that an abort must not hold up (the promise itself goes on).
+export { raceAbort } from '../util/abort.js'
