@@ -9,6 +9,8 @@ import { ScriptedAdapter } from '../testing/scripted-adapter.js'
 import { textTurn, toolCallTurn, usage } from '../testing/stream-helpers.js'
 import { agentTool } from '../tools/agent-tool.js'
 import type { Tool } from '../tools/tool.js'
+import type { SessionFactory } from '../contracts/session-factory.js'
+import { DefaultSessionFactory } from './default-session-factory.js'
 import type { SessionEvent } from './session-events.js'
 
 const echo: Tool = {
@@ -436,6 +438,58 @@ describe('agents as tools', () => {
     // Bob's session is untouched.
     expect(await persister.getMessages('alice-chat/r1')).toEqual(before)
     expect((await persister.getSession('alice-chat/r1'))?.parentSessionId).toBeUndefined()
+  })
+
+  it("a factory's session objects that cannot describe themselves are still found again as the call's child", async () => {
+    // A third-party factory whose objects have no toSessionData(): the stored record tells.
+    const defaults = new DefaultSessionFactory()
+    const opaque: SessionFactory = {
+      createSession: (init) => {
+        const session = defaults.createSession(init)
+        return new Proxy(session, {
+          get: (target, key) => {
+            if (key === 'toSessionData') return undefined
+            const value = Reflect.get(target, key, target)
+            return typeof value === 'function' ? value.bind(target) : value
+          },
+        })
+      },
+    }
+    const publish: Tool = {
+      name: 'publish',
+      description: 'publishes',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: () => 'published',
+    }
+    const persister = new InMemoryPersister()
+    const researcher = new ScriptedAdapter(
+      [toolCallTurn([{ id: 'p1', name: 'publish', input: {} }]), textTurn('Published.')],
+      { name: 'researcher' },
+    )
+    const lead = new ScriptedAdapter([
+      toolCallTurn([{ id: 'r1', name: 'researcher', input: { task: 'publish it' } }]),
+      textTurn('Done.'),
+    ])
+    const agent = createAgent(
+      { tools: [agentTool('researcher')], agents: { researcher: { adapter: researcher, tools: [publish] } } },
+      { adapter: lead, persister, sessionFactory: opaque },
+    )
+    const session = await agent.createSession()
+    const first = await session.send('go')
+    expect(first.pending?.map((call) => call.toolUseId)).toEqual(['p1'])
+    const done = await session.send([{ type: 'tool_approval', toolUseId: 'p1', approved: true }])
+    expect(done.text).toBe('Done.')
+    // The answer reached the waiting child: no second child, the task ran once.
+    expect(researcher.calls.map((call) => call.prompt)).toEqual([
+      'publish it',
+      [{ type: 'tool_result', toolUseId: 'p1', content: [{ type: 'text', text: 'published' }] }],
+    ])
+    await agent.close()
+    const children = (await persister.listSessions({ includeChildren: true })).filter(
+      (data) => data.parentSessionId,
+    )
+    expect(children.map((data) => data.id)).toEqual([`${session.id}/r1`])
   })
 
   it('a tool-use id the model uses again in a later turn runs the new task, in a child of its own', async () => {

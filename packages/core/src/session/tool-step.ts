@@ -106,15 +106,6 @@ export async function runBatch(
     const fixed = results.get(call.id)
     if (fixed) context.emit(resultEvent(fixed))
   }
-  // Aborted while the agent tools ran: the other calls are not started; each gets a result saying so.
-  if (context.signal.aborted) {
-    for (const call of toRun) {
-      const result = errorResult(call.id, 'Not run: the send was aborted.')
-      results.set(call.id, result)
-      context.emit(resultEvent(result))
-    }
-    toRun.length = 0
-  }
   const ran = await runTools(toRun, tools, {
     sessionId: context.sessionId,
     signal: context.signal,

@@ -34,6 +34,8 @@ async function runTool(
   tool: Tool | undefined,
   context: { sessionId: string; signal: AbortSignal; messages: readonly AnyMessage[] },
 ): Promise<ToolResultBlock> {
+  // Aborted before it started (e.g. while the batch's agent tools ran): not started at all.
+  if (context.signal.aborted) return errorResult(call.id, NOT_RUN)
   if (!tool) {
     return errorResult(call.id, `Unknown tool: ${call.name}`)
   }
@@ -53,7 +55,6 @@ async function runTool(
       `Invalid input for ${call.name}; nothing was run. Fix these and call it again:\n- ${checked.issues.join('\n- ')}`,
     )
   }
-  if (context.signal.aborted) return errorResult(call.id, NOT_RUN)
   let output: unknown
   try {
     // `checked.value` is a fresh copy (see checkAgainst): the tool may change its input freely.
