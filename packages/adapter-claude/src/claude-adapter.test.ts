@@ -578,6 +578,18 @@ describe('ClaudeAdapter structured output', () => {
 })
 
 describe('ClaudeAdapter construction', () => {
+  it('refuses an unknown option, naming the closest one (a typo would be ignored without a word)', () => {
+    expect(() => new ClaudeAdapter({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' } as never)).toThrow(
+      ConfigurationError,
+    )
+    expect(() => new ClaudeAdapter({ apiKey: 'k', maxTokens: 10 } as never)).toThrow(
+      "Unknown ClaudeAdapter option 'maxTokens'",
+    )
+    expect(() => new ClaudeAdapter({ apiKey: 'k', baseUrl: 'x' } as never)).toThrow(
+      "Unknown ClaudeAdapter option 'baseUrl' — did you mean 'baseURL'?",
+    )
+  })
+
   it('reads the key from ANTHROPIC_API_KEY and fails with a ConfigurationError naming it when absent', () => {
     const saved = process.env.ANTHROPIC_API_KEY
     try {

@@ -1,5 +1,5 @@
 import type { AdapterStreamOptions, ContentBlock, ToolDefinition } from '@agentx/core'
-import { ConfigurationError, ValidationError } from '@agentx/core'
+import { ConfigurationError, rejectUnknownOptions, ValidationError } from '@agentx/core'
 import { DEFAULT_IDLE_TIMEOUT_MS, invalidOption, readBaseUrl, readEnv } from '@agentx/core/provider'
 import { readIdleTimeoutMs, readPositiveInteger, readProviderOptions } from '@agentx/core/provider'
 import { checkSendOptions, conflictingOutputOption, readStringOption } from '@agentx/core/provider'
@@ -256,6 +256,17 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): ClaudeA
 }
 
 /** The constructor options of {@link ClaudeAdapter}, checked and resolved (the client built). */
+/** The options {@link ClaudeAdapter} knows (the compiler checks the list is whole); any other key is refused. */
+const OPTION_KEYS = Object.keys({
+  apiKey: true,
+  baseURL: true,
+  apiVersion: true,
+  model: true,
+  maxOutputTokens: true,
+  client: true,
+  idleTimeoutMs: true,
+} satisfies Record<keyof ClaudeAdapterOptions, true>)
+
 function readClaudeSettings(options: ClaudeAdapterOptions): {
   client: Anthropic
   identity: ProviderIdentity
@@ -267,6 +278,7 @@ function readClaudeSettings(options: ClaudeAdapterOptions): {
   const unkeyed = claudeIdentity([])
   if (typeof options !== 'object' || options === null)
     throw invalidOption(unkeyed, 'options', 'an object', options)
+  rejectUnknownOptions(options, OPTION_KEYS, 'ClaudeAdapter')
   const common = {
     idleTimeoutMs: readIdleTimeoutMs(unkeyed, options.idleTimeoutMs),
     model: readStringOption(unkeyed, 'model', options.model) ?? DEFAULT_CLAUDE_MODEL,

@@ -906,4 +906,11 @@ describe('GeminiAdapter construction', () => {
       /Invalid baseURL .* the same value as httpOptions\.baseUrl/,
     )
   })
+
+  it('refuses an unknown option, naming the closest one (a typo would be ignored without a word)', () => {
+    expect(() => adapter({ modle: 'gemini-2.5-flash' } as never)).toThrow(ConfigurationError)
+    expect(() => adapter({ baseUrl: 'http://127.0.0.1:1' } as never)).toThrow(
+      "Unknown GeminiAdapter option 'baseUrl' — did you mean 'baseURL'?",
+    )
+  })
 })

@@ -2,6 +2,7 @@ import {
   type AdapterStreamOptions,
   ConfigurationError,
   type ContentBlock,
+  rejectUnknownOptions,
   type ToolDefinition,
 } from '@agentx/core'
 import { DEFAULT_IDLE_TIMEOUT_MS as SHARED_IDLE_TIMEOUT_MS, invalidOption } from '@agentx/core/provider'
@@ -9,7 +10,13 @@ import { readBaseUrl, readEnv, readIdleTimeoutMs, readProviderOptions } from '@a
 import { readStringOption, ServerSentEventAdapter, unsupportedOption } from '@agentx/core/provider'
 import { checkSendOptions, conflictingOutputOption } from '@agentx/core/provider'
 import type { OpenedEventStream, ProviderIdentity } from '@agentx/core/provider'
-import { type Content, type GenerateContentConfig, GoogleGenAI, type HttpOptions, type Tool } from '@google/genai'
+import {
+  type Content,
+  type GenerateContentConfig,
+  GoogleGenAI,
+  type HttpOptions,
+  type Tool,
+} from '@google/genai'
 import { convertToGeminiContents } from './convert-to-gemini-contents.js'
 import { geminiIdentity, mapGeminiError } from './map-gemini-error.js'
 import { GeminiStreamMapper } from './map-gemini-stream.js'
@@ -74,6 +81,17 @@ export type GeminiProviderOptions = Omit<
   'abortSignal' | 'httpOptions' | 'systemInstruction' | 'tools'
 >
 
+/** The options {@link GeminiAdapter} knows (the compiler checks the list is whole); any other key is refused. */
+const OPTION_KEYS = Object.keys({
+  apiKey: true,
+  model: true,
+  baseURL: true,
+  apiVersion: true,
+  httpOptions: true,
+  client: true,
+  idleTimeoutMs: true,
+} satisfies Record<keyof GeminiAdapterOptions, true>)
+
 /**
  * The `AgentAdapter` for Google Gemini, through the official `@google/genai` SDK
  * (`models.generateContentStream`).
@@ -112,6 +130,7 @@ export class GeminiAdapter extends ServerSentEventAdapter {
    * @throws {ValidationError} when an option has a value that can never work (naming it).
    */
   constructor(options: GeminiAdapterOptions = {}) {
+    rejectUnknownOptions(options, OPTION_KEYS, 'GeminiAdapter')
     const unkeyed = geminiIdentity([])
     const idleTimeoutMs = readIdleTimeoutMs(unkeyed, options.idleTimeoutMs)
     if (options.httpOptions?.retryOptions !== undefined) {

@@ -40,7 +40,9 @@ describe('OpenAIAdapter construction', () => {
     expect(responses.requests).toHaveLength(0)
     // OpenAI has no default model: only the configured one is shown as session.model.
     expect(adapter.defaultModel).toBeUndefined()
-    expect(createOpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL, model: 'gpt-x' }).defaultModel).toBe('gpt-x')
+    expect(
+      createOpenAIAdapter({ apiKey: KEY, baseURL: responses.baseURL, model: 'gpt-x' }).defaultModel,
+    ).toBe('gpt-x')
   })
 
   it('rejects bad options with a ValidationError that names the option and the provider', () => {
@@ -110,6 +112,18 @@ describe('OpenAIAdapter construction', () => {
       if (saved === undefined) delete process.env.OPENAI_BASE_URL
       else process.env.OPENAI_BASE_URL = saved
     }
+  })
+
+  it('refuses an unknown option, naming the closest one (baseUrl would send every request to OpenAI)', () => {
+    expect(() => new OpenAIAdapter({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' } as never)).toThrow(
+      ConfigurationError,
+    )
+    expect(() => new OpenAIAdapter({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' } as never)).toThrow(
+      "Unknown OpenAIAdapter option 'baseUrl' — did you mean 'baseURL'?",
+    )
+    expect(() => new OpenAIAdapter(null as never)).toThrow(
+      'OpenAIAdapter options must be an object, got null.',
+    )
   })
 
   it('requires a key for OpenAI itself but not for a custom baseURL', async () => {

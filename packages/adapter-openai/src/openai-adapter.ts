@@ -1,4 +1,4 @@
-import { AdapterError, ConfigurationError } from '@agentx/core'
+import { AdapterError, ConfigurationError, rejectUnknownOptions } from '@agentx/core'
 import type { AdapterStreamOptions, AnyMessage, ContentBlock, Logger } from '@agentx/core'
 import { invalidOption, readBaseUrl, readEnv, readIdleTimeoutMs } from '@agentx/core/provider'
 import { readProviderOptions, readStringOption, ServerSentEventAdapter } from '@agentx/core/provider'
@@ -21,6 +21,21 @@ import { toOpenAIJsonSchemaFormat } from './openai-output-format.js'
 const OPENAI_HOST = 'api.openai.com'
 /** Body fields the adapter owns; `providerOptions.openai` cannot replace them. */
 const OWNED_FIELDS = ['model', 'input', 'messages', 'stream', 'previous_response_id']
+
+/** The options {@link OpenAIAdapter} knows (the compiler checks the list is whole); any other key is refused. */
+const OPTION_KEYS = Object.keys({
+  apiKey: true,
+  baseURL: true,
+  apiVersion: true,
+  model: true,
+  api: true,
+  client: true,
+  idleTimeoutMs: true,
+  organization: true,
+  project: true,
+  headers: true,
+  logger: true,
+} satisfies Record<keyof OpenAIAdapterOptions, true>)
 
 /**
  * The AgentX adapter for OpenAI: the Responses API (default) or Chat Completions, for OpenAI
@@ -62,10 +77,12 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
   readonly #isOpenAI: boolean
 
   /**
-   * @throws {ConfigurationError} when OpenAI itself is addressed without an API key.
+   * @throws {ConfigurationError} when OpenAI itself is addressed without an API key, or for an
+   * unknown option (naming the closest one: `baseUrl` → `baseURL`).
    * @throws {ValidationError} when an option has a value that can never work (naming it).
    */
   constructor(options: OpenAIAdapterOptions = {}) {
+    rejectUnknownOptions(options, OPTION_KEYS, 'OpenAIAdapter')
     const unkeyed = openAIIdentity([])
     const api = options.api ?? 'responses'
     if (api !== 'responses' && api !== 'chat')
@@ -174,7 +191,11 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
   }
 
   /** The Responses API request body without its input: validates the options it takes in. */
-  #responsesBody(model: string, options: AdapterStreamOptions, extra: Record<string, unknown>): Record<string, unknown> {
+  #responsesBody(
+    model: string,
+    options: AdapterStreamOptions,
+    extra: Record<string, unknown>,
+  ): Record<string, unknown> {
     const body: Record<string, unknown> = { ...extra, model, stream: true }
     if (options.systemPrompt !== undefined && options.systemPrompt !== '')
       body.instructions = options.systemPrompt

@@ -13,7 +13,9 @@ import { cloneJson } from './persistence/json-copy.js'
 import { backoffDelay } from './retry/retry-options.js'
 import { assertTransition, canTransition } from './session/session-state.js'
 import { WriteQueue } from './session/write-queue.js'
+import { rejectUnknownOptions } from './util/reject-unknown-options.js'
 import { uuidv7 } from './util/uuid-v7.js'
+import { ConfigurationError } from './errors/configuration-error.js'
 
 describe('uuidv7', () => {
   it('makes version-7 ids that sort in creation order, also within one millisecond', () => {
@@ -185,5 +187,27 @@ describe('WriteQueue', () => {
     await queue.flush()
     expect(writes).toEqual(['partial', 'final 2'])
     expect((await persister.getMessages('s'))[0]).toEqual(message('final 2'))
+  })
+})
+
+describe('rejectUnknownOptions', () => {
+  const known = ['baseURL', 'apiKey', 'idleTimeoutMs']
+  it('passes known keys and names the closest known key of an unknown one', () => {
+    expect(() => rejectUnknownOptions({ apiKey: 'k', baseURL: undefined }, known, 'Thing')).not.toThrow()
+    expect(() => rejectUnknownOptions({ baseUrl: 'x' }, known, 'Thing')).toThrow(
+      new ConfigurationError("Unknown Thing option 'baseUrl' — did you mean 'baseURL'?"),
+    )
+    expect(() => rejectUnknownOptions({ color: 'red' }, known, 'Thing')).toThrow(
+      "Unknown Thing option 'color'",
+    )
+  })
+
+  it('refuses options that are not an object', () => {
+    for (const value of [null, 'x', 42, ['apiKey']]) {
+      expect(() => rejectUnknownOptions(value, known, 'Thing')).toThrow(ConfigurationError)
+    }
+    expect(() => rejectUnknownOptions(null, known, 'Thing')).toThrow(
+      'Thing options must be an object, got null.',
+    )
   })
 })

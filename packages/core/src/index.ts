@@ -135,3 +135,6 @@ export {
   validateSessionData,
 } from './persistence/validate.js'
 export { uuidv7 } from './util/uuid-v7.js'
+
+// Helpers for every plugin
+export { rejectUnknownOptions } from './util/reject-unknown-options.js'

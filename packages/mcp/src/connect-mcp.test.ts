@@ -322,6 +322,15 @@ describe('connectMcp options', () => {
     [{ url: 'not a url' }, /valid URL/],
     [{ url: 'ftp://127.0.0.1/' }, /http/],
     [{ url: 'http://127.0.0.1/', headers: { a: 1 } }, /headers/],
+    // A misspelled key would drop what it carries without a word (here: the Authorization header).
+    [
+      { url: 'http://127.0.0.1/', header: { Authorization: 'x' } },
+      "option 'header' — did you mean 'headers'?",
+    ],
+    [
+      { command: 'x', arg: ['server.js'] },
+      "Unknown connectMcp stdio server option 'arg' — did you mean 'args'?",
+    ],
   ])('rejects the server %j', (server, message) => {
     expect(() => connectMcp(server as never)).toThrow(ConfigurationError)
     expect(() => connectMcp(server as never)).toThrow(message)
@@ -331,6 +340,9 @@ describe('connectMcp options', () => {
     [{ timeoutMs: 0 }, /timeoutMs/],
     [{ namePrefix: 3 }, /namePrefix/],
     [{ onToolsChanged: 'no' }, /onToolsChanged/],
+    [{ timeoutMS: 100 }, "Unknown connectMcp option 'timeoutMS' — did you mean 'timeoutMs'?"],
+    [{ prefix: 'fs_' }, "Unknown connectMcp option 'prefix'"],
+    [null, 'connectMcp options must be an object, got null.'],
   ])('rejects the options %j', (options, message) => {
     expect(() => connectMcp(stdioServer(), options as never)).toThrow(message)
   })

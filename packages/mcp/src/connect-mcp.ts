@@ -1,4 +1,4 @@
-import { ConfigurationError, type Logger, type Tool } from '@agentx/core'
+import { ConfigurationError, type Logger, rejectUnknownOptions, type Tool } from '@agentx/core'
 import { McpConnectionImpl } from './mcp-connection.js'
 
 /** An MCP server started as a child process and spoken to over its stdin/stdout. */
@@ -103,6 +103,24 @@ export function connectMcp(server: McpServer, options: ConnectMcpOptions = {}): 
   }
 }
 
+// The keys each object knows (the compiler checks the lists are whole); any other key is refused,
+// so a misspelled `header` cannot drop an Authorization header without a word.
+const STDIO_KEYS = Object.keys({
+  command: true,
+  args: true,
+  env: true,
+  cwd: true,
+  onStderr: true,
+} satisfies Record<keyof McpStdioServer, true>)
+const HTTP_KEYS = Object.keys({ url: true, headers: true } satisfies Record<keyof McpHttpServer, true>)
+const OPTION_KEYS = Object.keys({
+  namePrefix: true,
+  name: true,
+  timeoutMs: true,
+  onToolsChanged: true,
+  logger: true,
+} satisfies Record<keyof ConnectMcpOptions, true>)
+
 function validateServer(server: unknown): asserts server is McpServer {
   if (typeof server !== 'object' || server === null) {
     throw new ConfigurationError('connectMcp: pass { command, args?, env?, cwd? } or { url, headers? }.')
@@ -112,6 +130,7 @@ function validateServer(server: unknown): asserts server is McpServer {
     throw new ConfigurationError('connectMcp: pass either `command` (stdio) or `url` (HTTP), not both.')
   }
   if (command !== undefined) {
+    rejectUnknownOptions(server, STDIO_KEYS, 'connectMcp stdio server')
     const { args, env, cwd, onStderr } = server as McpStdioServer
     if (typeof command !== 'string' || command === '') {
       throw new ConfigurationError('connectMcp: `command` must be a non-empty string.')
@@ -131,6 +150,7 @@ function validateServer(server: unknown): asserts server is McpServer {
     return
   }
   if (url !== undefined) {
+    rejectUnknownOptions(server, HTTP_KEYS, 'connectMcp HTTP server')
     let parsed: URL
     try {
       parsed = new URL(url as string | URL)
@@ -157,6 +177,7 @@ function validateServer(server: unknown): asserts server is McpServer {
 }
 
 function validateOptions(options: ConnectMcpOptions): void {
+  rejectUnknownOptions(options, OPTION_KEYS, 'connectMcp')
   const { namePrefix, name, timeoutMs, onToolsChanged } = options
   if (namePrefix !== undefined && typeof namePrefix !== 'string') {
     throw new ConfigurationError('connectMcp: `namePrefix` must be a string.')

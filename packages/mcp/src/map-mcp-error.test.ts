@@ -1,3 +1,4 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { mapMcpError } from './map-mcp-error.js'
@@ -32,6 +33,20 @@ describe('mapMcpError', () => {
     expect([lost.code, lost.message]).toEqual([
       'MCP_CONNECTION_LOST',
       'MCP tool "lookup" of server "srv" could not be reached (ECONNREFUSED).',
+    ])
+  })
+
+  it('names the HTTP status, and no status for an answer the SDK could not read (its code -1)', () => {
+    const connect = { server: 'srv', operation: 'connect' } as const
+    const unusable = mapMcpError(new StreamableHTTPError(-1, 'Unexpected content type: text/plain'), connect)
+    expect([unusable.code, unusable.message]).toEqual([
+      'MCP_CONNECT_FAILED',
+      'MCP server "srv" gave an unusable answer: Unexpected content type: text/plain',
+    ])
+    const failed = mapMcpError(new StreamableHTTPError(502, 'Error POSTing to endpoint: bad gateway'), call)
+    expect([failed.code, failed.message]).toEqual([
+      'MCP_CONNECTION_LOST',
+      'MCP tool "lookup" of server "srv" answered HTTP 502: Error POSTing to endpoint: bad gateway',
     ])
   })
 

@@ -85,7 +85,11 @@ function classify(error: unknown, context: McpErrorContext): McpClientError {
         : status !== undefined && status >= 500
           ? 'MCP_CONNECTION_LOST'
           : 'MCP_REQUEST_FAILED'
-    return new McpClientError(`${what} answered HTTP ${status ?? 'error'}: ${detail}`, code, options)
+    // The SDK reports a response it cannot read (a wrong content type, say) with code -1: there is
+    // no HTTP status to name then.
+    const answered =
+      status !== undefined && status >= 100 ? `answered HTTP ${status}` : 'gave an unusable answer'
+    return new McpClientError(`${what} ${answered}: ${detail}`, code, options)
   }
 
   const systemCode = systemErrorCode(error)

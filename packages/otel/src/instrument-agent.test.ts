@@ -1,4 +1,11 @@
-import { AdapterError, type AgentConfig, createAgent, InMemoryPersister, type Tool } from '@agentx/core'
+import {
+  AdapterError,
+  type AgentConfig,
+  agentTool,
+  createAgent,
+  InMemoryPersister,
+  type Tool,
+} from '@agentx/core'
 import { ScriptedAdapter, type ScriptedTurn, textTurn, toolCallTurn, usage } from '@agentx/core/testing'
 import type { AdapterMessage } from '@agentx/core'
 import { context, SpanKind, SpanStatusCode } from '@opentelemetry/api'
@@ -355,6 +362,62 @@ describe('failures', () => {
     expect(tools[0]!.attributes['gen_ai.tool.call.id']).toBe('c1')
     expect(ms(tools[0]!.startTime)).toBeGreaterThanOrEqual(ms(answering.startTime))
     expect(tools[0]!.status.code).toBe(SpanStatusCode.UNSET)
+  })
+
+  it('records agentx.input_required and the finish reason on the invoke_agent of a send that stops for input', async () => {
+    const guarded: Tool = {
+      name: 'lookup',
+      description: 'Needs an approval.',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: () => 'looked up',
+    }
+    const { harness, agent } = setup(
+      [toolCallTurn([{ id: 'c1', name: 'lookup', input: {} }], { usage: usage(40, 6) }), textTurn('done')],
+      { config: { tools: [guarded] } },
+    )
+    const session = await agent.createSession()
+    const result = await session.send('hi')
+    expect(result.pending).toHaveLength(1)
+    const invoke = (await harness.spans()).find((span) => span.name === 'invoke_agent default')!
+    // Before, the span ended at `state: waiting_input`, so the `input-required` that follows found none.
+    expect(invoke.events.map((event) => event.name)).toEqual(['agentx.input_required'])
+    expect(invoke.attributes['gen_ai.response.finish_reasons']).toEqual(['tool_use'])
+    expect(invoke.attributes['gen_ai.usage.input_tokens']).toBe(40)
+    expect(invoke.status.code).toBe(SpanStatusCode.UNSET)
+  })
+
+  it('records agentx.input_required on the sub-agent’s invoke_agent when the wait is in a child session', async () => {
+    const pay: Tool = {
+      name: 'pay',
+      description: 'Pays.',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: () => 'paid',
+    }
+    const { harness, agent } = setup(
+      [
+        toolCallTurn([{ id: 'p1', name: 'researcher', input: { task: 'pay' } }]),
+        toolCallTurn([{ id: 'k1', name: 'pay', input: {} }]),
+        textTurn('child paid'),
+        textTurn('parent done'),
+      ],
+      {
+        config: {
+          tools: [agentTool('researcher')],
+          agents: { researcher: { description: 'r', tools: [pay] } },
+        },
+      },
+    )
+    const session = await agent.createSession()
+    expect((await session.send('go')).pending).toHaveLength(1)
+    const invokes = (await harness.spans()).filter((span) => span.name.startsWith('invoke_agent'))
+    expect(invokes).toHaveLength(2)
+    for (const invoke of invokes) {
+      expect(invoke.events.map((event) => event.name)).toContain('agentx.input_required')
+    }
+    const answer = await session.send([{ type: 'tool_approval', toolUseId: 'k1', approved: true }])
+    expect(answer.text).toBe('parent done')
   })
 
   it('marks an aborted send and its request as ADAPTER_ABORTED', async () => {

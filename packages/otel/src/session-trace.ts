@@ -111,6 +111,10 @@ export class SessionTrace {
   #lastReply: ObservedMessage | undefined
   /** Whether the send traced now has had its first `step-start`. */
   #stepSeen = false
+  /** Whether the send traced now noted `agentx.input_required`. */
+  #inputRequired = false
+  /** The stop reason of the send's last request that finished. */
+  #lastStopReason: string | undefined
 
   constructor(telemetry: Telemetry, sessionId: string, options: SessionTraceOptions = {}) {
     this.#telemetry = telemetry
@@ -178,7 +182,7 @@ export class SessionTrace {
         this.#onCompaction(event.message as ObservedMessage | undefined)
         return
       case 'input-required':
-        this.#invoke?.addEvent(EVENT.inputRequired)
+        this.#noteInputRequired()
         return
       default:
         // Deltas, usage and tool-call events carry nothing the spans need (step-finish has the usage,
@@ -242,7 +246,18 @@ export class SessionTrace {
       return
     }
     if (typeof state !== 'string' || !ENDING_STATES.has(state) || !this.#invoke) return
-    this.#endSend(state === 'aborted' ? { aborted: true } : state === 'waiting_input' ? { waiting: true } : {})
+    // The kernel announces the wait after this state change; the span ends now, so it is noted here.
+    if (state === 'waiting_input') this.#noteInputRequired()
+    this.#endSend(
+      state === 'aborted' ? { aborted: true } : state === 'waiting_input' ? { waiting: true } : {},
+    )
+  }
+
+  /** The running send stopped for input: once per send, on `invoke_agent`. */
+  #noteInputRequired(): void {
+    if (!this.#invoke || this.#inputRequired) return
+    this.#inputRequired = true
+    this.#invoke.addEvent(EVENT.inputRequired)
   }
 
   #startSend(): void {
@@ -250,6 +265,8 @@ export class SessionTrace {
     this.#invokeStart = now()
     this.#invokeProvider = this.#telemetry.provider()
     this.#stepSeen = false
+    this.#inputRequired = false
+    this.#lastStopReason = undefined
     this.#named = this.#agentName !== undefined
     this.#model = undefined
     this.#usage = emptyUsage()
@@ -304,7 +321,9 @@ export class SessionTrace {
     const result = outcome.result
     if (result?.usage) this.#setUsage(invoke, result.usage)
     else if (this.#hasUsage) this.#setUsage(invoke, this.#usage)
-    if (typeof result?.stopReason === 'string') invoke.setAttribute(GEN_AI.finishReasons, [result.stopReason])
+    // A send that stopped for input ends before its `done`: its last request says why it stopped.
+    const stopReason = result?.stopReason ?? (outcome.waiting ? this.#lastStopReason : undefined)
+    if (typeof stopReason === 'string') invoke.setAttribute(GEN_AI.finishReasons, [stopReason])
     if (recordContent) {
       const reply = lastAgentMessage(result?.messages) ?? this.#lastReply
       if (reply) invoke.setAttribute(GEN_AI.outputMessages, outputMessagesJson(reply, result?.stopReason))
@@ -402,6 +421,7 @@ export class SessionTrace {
       this.#recordTokens(chat, usage)
     }
     if (chat.stopReason !== undefined && !chat.failed) {
+      this.#lastStopReason = chat.stopReason
       chat.span.setAttribute(GEN_AI.finishReasons, [chat.stopReason])
     }
     // A reply is persisted (and shown as a `message` event) right after `step-finish`; a failure is

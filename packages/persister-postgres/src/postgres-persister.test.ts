@@ -85,12 +85,18 @@ describe('PostgresPersister options', () => {
       { connectionString: TEST_DATABASE_URL, maxBatchSize: 0 },
       { connectionString: TEST_DATABASE_URL, retry: { maxRetries: -1 } },
       { pool: new pg.Pool(), statementTimeoutMs: 100 },
+      // Unknown keys (a misspelling would be ignored without a word).
+      { connectionString: TEST_DATABASE_URL, poolSize: 2, maxBatchsize: 10 },
+      { connectionString: TEST_DATABASE_URL, shema: 'tenant' },
     ]
     for (const options of bad) {
       expect(() => new PostgresPersister(options as never), JSON.stringify(options)).toThrow(
         ConfigurationError,
       )
     }
+    expect(() => new PostgresPersister({ connectionString: TEST_DATABASE_URL, shema: 'x' } as never)).toThrow(
+      "Unknown PostgresPersister option 'shema' — did you mean 'schema'?",
+    )
     const valid = createPostgresPersister({ connectionString: TEST_DATABASE_URL, schema: 'Tenant-42_$x' })
     expect(valid.schema).toBe('Tenant-42_$x')
     await valid.close()

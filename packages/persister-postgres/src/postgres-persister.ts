@@ -14,6 +14,7 @@ import {
   backoffDelay,
   checkMessage,
   ConfigurationError,
+  rejectUnknownOptions,
   NotFoundError,
   PersistenceError,
   validateClaimArguments,
@@ -46,6 +47,21 @@ import {
 } from './write-step.js'
 
 /** Options of {@link PostgresPersister}. Give exactly one of `connectionString` and `pool`. */
+/** The options {@link PostgresPersister} knows (the compiler checks the list is whole); any other key is refused. */
+const OPTION_KEYS = Object.keys({
+  connectionString: true,
+  pool: true,
+  schema: true,
+  poolSize: true,
+  connectTimeoutMs: true,
+  statementTimeoutMs: true,
+  applicationName: true,
+  retry: true,
+  maxBatchSize: true,
+  writeConcurrency: true,
+  logger: true,
+} satisfies Record<keyof PostgresPersisterOptions, true>)
+
 export interface PostgresPersisterOptions {
   /**
    * A libpq-style URL, e.g. `postgres://user:password@127.0.0.1:5432/app`. The persister creates
@@ -203,6 +219,7 @@ export class PostgresPersister implements AgentPersister {
     if (typeof options !== 'object' || options === null) {
       throw new ConfigurationError('PostgresPersister needs options: { connectionString } or { pool }.')
     }
+    rejectUnknownOptions(options, OPTION_KEYS, 'PostgresPersister')
     const { connectionString, pool } = options
     if ((connectionString === undefined) === (pool === undefined)) {
       throw new ConfigurationError(

@@ -730,6 +730,10 @@ describe('SqlitePersister lifecycle', () => {
     expect(() => createSqlitePersister({ filename: 'x.db', synchronous: 'off' as 'full' })).toThrow(
       /synchronous/,
     )
+    // A misspelled key would be ignored without a word: refused, naming the closest one.
+    expect(() => createSqlitePersister({ filename: 'x.db', busyTimeout: 100 } as never)).toThrow(
+      "Unknown SqlitePersister option 'busyTimeout' — did you mean 'busyTimeoutMs'?",
+    )
     try {
       createSqlitePersister({ filename: '' })
     } catch (error) {

@@ -11,6 +11,7 @@ import type {
 import {
   checkMessage,
   ConfigurationError,
+  rejectUnknownOptions,
   NotFoundError,
   PersistenceError,
   validateClaimArguments,
@@ -30,6 +31,14 @@ import { deleteSessionTrees } from './delete-session-trees.js'
 import { keyText } from './text-fields.js'
 
 /** Options of {@link SqlitePersister}. */
+/** The options {@link SqlitePersister} knows (the compiler checks the list is whole); any other key is refused. */
+const OPTION_KEYS = Object.keys({
+  filename: true,
+  busyTimeoutMs: true,
+  synchronous: true,
+  maxBatchSize: true,
+} satisfies Record<keyof SqlitePersisterOptions, true>)
+
 export interface SqlitePersisterOptions {
   /**
    * The database file, or `':memory:'` for a private in-memory database. Missing parent folders
@@ -97,6 +106,7 @@ export class SqlitePersister implements AgentPersister {
     if (typeof options !== 'object' || options === null) {
       throw new ConfigurationError('SqlitePersister needs options: { filename }.')
     }
+    rejectUnknownOptions(options, OPTION_KEYS, 'SqlitePersister')
     if (typeof options.filename !== 'string' || options.filename.length === 0) {
       throw new ConfigurationError("SqlitePersister options.filename must be a file path or ':memory:'.")
     }

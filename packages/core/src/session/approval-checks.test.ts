@@ -79,3 +79,71 @@ describe('answers to a client tool', () => {
     await agent.close()
   })
 })
+
+describe('sync durability of an answering send and of a retry', () => {
+  it('stores `active` before an approved tool runs, so a crash while it runs is found interrupted', async () => {
+    // A store that takes a moment per session write, as a database over a network does.
+    const persister = new (class extends InMemoryPersister {
+      override async saveSession(...args: Parameters<InMemoryPersister['saveSession']>): Promise<void> {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        return super.saveSession(...args)
+      }
+    })()
+    const storedWhileRunning: Array<string | undefined> = []
+    let sessionId = ''
+    const pay: Tool = {
+      name: 'pay',
+      description: 'Pays.',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: async () => {
+        storedWhileRunning.push((await persister.getSession(sessionId))?.state)
+        return 'paid'
+      },
+    }
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([{ id: 'p1', name: 'pay', input: {} }]),
+      textTurn('done'),
+    ])
+    const agent = createAgent({ tools: [pay], durability: 'sync' }, { adapter, persister })
+    const session = await agent.createSession()
+    sessionId = session.id
+    await session.send('pay bob')
+    expect((await persister.getSession(sessionId))?.state).toBe('waiting_input')
+    await session.send([{ type: 'tool_approval', toolUseId: 'p1', approved: true }])
+    // Before, the state write was queued and not awaited: the tool ran while the store said waiting_input.
+    expect(storedWhileRunning).toEqual(['active'])
+    expect((await persister.getSession(sessionId))?.state).toBe('idle')
+    await agent.close()
+  })
+
+  it('stores `active` before a retry asks the model again', async () => {
+    const persister = new InMemoryPersister()
+    const storedDuringRequest: Array<string | undefined> = []
+    let sessionId = ''
+    let calls = 0
+    const adapter = {
+      getName: () => 'probe',
+      async *stream() {
+        calls += 1
+        storedDuringRequest.push((await persister.getSession(sessionId))?.state)
+        if (calls === 1) throw new Error('provider down')
+        yield { type: 'text-delta' as const, text: 'ok' }
+        yield {
+          type: 'message' as const,
+          content: [{ type: 'text' as const, text: 'ok' }],
+          stopReason: 'end_turn' as const,
+        }
+      },
+    }
+    const agent = createAgent({ durability: 'sync', retry: { maxRetries: 0 } }, { adapter, persister })
+    const session = await agent.createSession()
+    sessionId = session.id
+    await expect(session.send('hi')).rejects.toThrow()
+    await session.flush()
+    expect((await persister.getSession(sessionId))?.state).toBe('error')
+    await session.retry()
+    expect(storedDuringRequest).toEqual(['active', 'active'])
+    await agent.close()
+  })
+})

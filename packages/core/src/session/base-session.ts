@@ -11,6 +11,7 @@ import { EventStream } from '../util/event-stream.js'
 import { compactNow } from './compaction.js'
 import { type CompactOptions, validateCompactOptions } from './compaction-options.js'
 import { runSend, type SendHooks } from './send-loop.js'
+import { assertRetryable } from './send-opening.js'
 import { defaultModelOf, profileFor } from './send-profile.js'
 import type { SendOptions, Session } from './session.js'
 import { isAbort, type SendRun, SessionCore } from './session-core.js'
@@ -144,13 +145,9 @@ export class BaseSession implements Session {
     try {
       core.assertUsable()
       // While a send runs the session is `active`: a state error, as for any other state (DESIGN §10.2).
-      const state = core.data.state
-      if (state !== 'error' && state !== 'aborted' && state !== 'interrupted') {
-        throw new SessionStateError(
-          `retry() continues a send that failed, was aborted or interrupted; session ${this.id} is '${state}'.`,
-          { state },
-        )
-      }
+      // `active` with no send here and leases in the store may be a send of a process that died
+      // (its lease not yet expired when this agent started): the claim decides (see runSend).
+      if (!(core.data.state === 'active' && core.lease !== undefined && !core.busy)) assertRetryable(core)
       if (core.busy) throw new SessionBusyError(this.id)
       run = this.#newRun({ kind: 'retry' }, validateSendOptions(options), undefined)
     } catch (error) {

@@ -22,7 +22,7 @@ import {
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent } from './session-events.js'
 import { parseOutput } from '../tools/structured-output.js'
-import { batchContext, type Opening, openSend, retryContinuation } from './send-opening.js'
+import { assertRetryable, batchContext, type Opening, openSend, retryContinuation } from './send-opening.js'
 import { textOf } from '../util/content-text.js'
 import { runBatch, toolCallsOf } from './tool-step.js'
 import { isDeletedError } from './session-lease.js'
@@ -51,6 +51,10 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     if (core.lease) {
       await core.lease.claim()
       await core.refresh()
+      // Stored `active`, yet the lease was free: a send of a process that died (its lease was still
+      // live when this agent started, so initialize() left it). It was interrupted.
+      if (core.data.state === 'active') core.data.state = 'interrupted'
+      if (run.input.kind === 'retry') assertRetryable(core)
     }
     await core.history.load()
     core.throwIfAborted(signal)
@@ -65,7 +69,11 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     checkAdapterOptions(core, { tools, options, profile })
     started = true
     core.retryAnswered = false
-    if (retryFrom !== undefined) core.setState('active', emit)
+    if (retryFrom !== undefined) {
+      core.setState('active', emit)
+      core.data.lastActivity = new Date().toISOString()
+      await core.write(core.queue?.saveSession(core.toSessionData()))
+    }
     const opening: Opening = retryFrom ?? (await openSend(core, run, tools, signal, batch, answers))
     if (opening.usage) sendUsage = addUsage(sendUsage, opening.usage)
     let { prompt, historyEnd } = 'waiting' in opening ? { prompt: '', historyEnd: 0 } : opening

@@ -27,6 +27,17 @@ export type Opening = ((Continuation & { answered?: ToolUseBlock[] }) | { waitin
   usage?: TokenUsage
 }
 
+/** Refuses a `retry()` unless the last send failed, was aborted or was interrupted (DESIGN §10.2). */
+export function assertRetryable(core: SessionCore): void {
+  const state = core.data.state
+  if (state !== 'error' && state !== 'aborted' && state !== 'interrupted') {
+    throw new SessionStateError(
+      `retry() continues a send that failed, was aborted or interrupted; session ${core.id} is '${state}'.`,
+      { state },
+    )
+  }
+}
+
 export function retryContinuation(core: SessionCore): Continuation {
   const continuation = continuationForRetry(core.history.messages, core.retryAnswered)
   if (continuation === undefined) {
@@ -54,7 +65,9 @@ export async function openSend(
   if (run.input.kind === 'answers' && batch !== undefined && answers !== undefined) {
     core.setState('active', emit)
     core.data.lastActivity = new Date().toISOString()
-    void core.queue?.saveSession(core.toSessionData())
+    // In `sync` durability the store says `active` before an approved tool runs: a crash while it
+    // runs leaves the send `interrupted` (to retry), not the calls pending as if never answered.
+    await core.write(core.queue?.saveSession(core.toSessionData()))
     const outcome = await runBatch(batch.calls, tools, batchContext(core, run, signal), answers)
     // A sub-agent stopped again for another answer: the batch keeps waiting.
     const usage = outcome.usage === undefined ? {} : { usage: outcome.usage }

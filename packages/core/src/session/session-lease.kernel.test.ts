@@ -31,7 +31,7 @@ describe('leases: several agents on one store', () => {
     await second.close()
   })
 
-  it("update() and complete() from another agent while a send runs are refused, never written and then overwritten", async () => {
+  it('update() and complete() from another agent while a send runs are refused, never written and then overwritten', async () => {
     const persister = new InMemoryPersister()
     const first = createAgent(
       {},
@@ -273,6 +273,95 @@ describe('deleting across agents on one store', () => {
     await expect(session.send('again')).rejects.toMatchObject({ code: 'SESSION_STATE', state: 'deleted' })
     expect(await persister.getSession(session.id)).toBeNull()
     await first.close()
+    await second.close()
+  })
+})
+
+describe('a send of a process that died while its lease was still live', () => {
+  /** The store a killed process leaves: `active`, the user message, a partial reply, its lease running. */
+  async function killedMidReply(ttlMs: number) {
+    const persister = new InMemoryPersister()
+    const crashed = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const session = await crashed.createSession()
+    const id = session.id
+    await crashed.close()
+    const now = new Date().toISOString()
+    const stored = (await persister.getSession(id))!
+    await persister.saveMessage(id, {
+      id: `${id}-u`,
+      sessionId: id,
+      seq: 0,
+      type: 'user',
+      content: 'tell me',
+      timestamp: now,
+    })
+    await persister.saveMessage(id, {
+      id: `${id}-a`,
+      sessionId: id,
+      seq: 1,
+      type: 'agent',
+      content: [{ type: 'text', text: 'Once upon' }],
+      timestamp: now,
+      incomplete: true,
+    })
+    await persister.saveSession({ ...stored, state: 'active', lastActivity: now })
+    expect(await persister.claimSession(id, 'the killed process', ttlMs)).toBe(true)
+    return { persister, id }
+  }
+
+  it('is left alone while the lease runs, and retry() continues it once the lease has expired', async () => {
+    const { persister, id } = await killedMidReply(150)
+    const agent = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('Once upon a time.')]), persister },
+    )
+    await agent.initialize()
+    const session = (await agent.getSession(id))!
+    // DESIGN §10.6: initialize() touches no session whose lease is live.
+    expect(session.state).toBe('active')
+    await expect(session.retry()).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const states: string[] = []
+    session.subscribe((event) => {
+      if (event.type === 'state') states.push(`${event.previous}>${event.state}`)
+    })
+    // Before, retry() refused the session for good ('active'), although nothing ran it any more.
+    const result = await session.retry()
+    expect(result.text).toBe('Once upon a time.')
+    expect(states).toEqual(['interrupted>active', 'active>idle'])
+    await session.flush()
+    expect((await persister.getMessages(id)).map((m) => [m.type, m.incomplete ?? false])).toEqual([
+      ['user', false],
+      ['agent', true],
+      ['agent', false],
+    ])
+    await agent.close()
+  })
+
+  it('a new send after the lease expired starts from `interrupted`, and retry() of one that another process finished is refused', async () => {
+    const { persister, id } = await killedMidReply(50)
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('fresh')]), persister })
+    await agent.initialize()
+    const session = (await agent.getSession(id))!
+    await new Promise((resolve) => setTimeout(resolve, 80))
+    const states: string[] = []
+    session.subscribe((event) => {
+      if (event.type === 'state') states.push(`${event.previous}>${event.state}`)
+    })
+    await session.send('something else')
+    expect(states).toEqual(['interrupted>active', 'active>idle'])
+
+    const other = await killedMidReply(50)
+    const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister: other.persister })
+    const stale = (await second.getSession(other.id))!
+    expect(stale.state).toBe('active')
+    // Another process finished it meanwhile: retry() sees the stored state after claiming, and refuses.
+    const stored = (await other.persister.getSession(other.id))!
+    await other.persister.saveSession({ ...stored, state: 'idle' })
+    await new Promise((resolve) => setTimeout(resolve, 80))
+    await expect(stale.retry()).rejects.toMatchObject({ name: 'SessionStateError' })
+    expect(await other.persister.getMessages(other.id)).toHaveLength(2)
+    await agent.close()
     await second.close()
   })
 })
