@@ -36,6 +36,10 @@ describe('checkRequestOrigin', () => {
     expect(checkRequestOrigin({ host, origin: 'https://127.0.0.1:4173' }, allowed)).toBe(
       'cross-origin request',
     )
+    expect(checkRequestOrigin({ host, origin: 'https://127.0.0.1:4174' }, allowed)).toBe(
+      'cross-origin request',
+    )
+    expect(checkRequestOrigin({ host, origin: 'ftp://127.0.0.1:4173' }, allowed)).toBe('cross-origin request')
     expect(checkRequestOrigin({ host, origin: 'http://localhost:3000' }, allowed)).toBe(
       'cross-origin request',
     )
@@ -74,6 +78,18 @@ describe('checkRequestOrigin', () => {
     expect(
       checkRequestOrigin({ host: 'tunnel.example:9999', origin: 'http://tunnel.example:9999' }, extended),
     ).toBeUndefined()
+    // A forward that ends TLS: the browser's Origin is https (before, every POST was refused).
+    const forwarded = new Set(parseAllowedHosts('Tunnel.example'))
+    expect(
+      checkRequestOrigin({ host: 'tunnel.example', origin: 'https://tunnel.example' }, extended, forwarded),
+    ).toBeUndefined()
+    expect(
+      checkRequestOrigin({ host: 'tunnel.example', origin: 'https://evil.example' }, extended, forwarded),
+    ).toBe('cross-origin request')
+    // The server's own hosts are plain http: an https Origin for them is another site.
+    expect(
+      checkRequestOrigin({ host: '127.0.0.1:4173', origin: 'https://127.0.0.1:4173' }, extended, forwarded),
+    ).toBe('cross-origin request')
     expect(checkRequestOrigin({ host: 'fwd.example:8080' }, extended)).toBeUndefined()
     expect(checkRequestOrigin({ host: 'fwd.example:8081' }, extended)).toBe('foreign Host header')
     expect(checkRequestOrigin({ host: '[fd00::1]:3000' }, extended)).toBeUndefined()

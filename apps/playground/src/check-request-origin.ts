@@ -74,13 +74,15 @@ export function isLoopback(host: string): boolean {
 
 /**
  * Why a request must be refused with 403, or `undefined` when it may proceed. Refuses a `Host`
- * that is not the server's own, an `Origin` that is not `http://<own host>`, and a browser's
+ * that is not the server's own, an `Origin` that is neither `http://<allowed host>` nor
+ * `https://<a host of ALLOWED_HOSTS>` (`forwardedHosts`: a forward may end TLS), and a browser's
  * `Sec-Fetch-Site: cross-site`. Requests without `Origin` (curl, same-origin GETs) pass when
  * their `Host` is right.
  */
 export function checkRequestOrigin(
   headers: IncomingHttpHeaders,
   allowedHosts: ReadonlySet<string>,
+  forwardedHosts: ReadonlySet<string> = new Set(),
 ): string | undefined {
   const host = headers.host?.toLowerCase()
   if (host === undefined || !isAllowedHost(host, allowedHosts)) return 'foreign Host header'
@@ -93,8 +95,13 @@ export function checkRequestOrigin(
     } catch {
       return 'malformed Origin header'
     }
-    if (parsed.protocol !== 'http:' || !isAllowedHost(parsed.host.toLowerCase(), allowedHosts))
-      return 'cross-origin request'
+    // The server speaks http; a tunnel or port forward named in ALLOWED_HOSTS may end TLS before it.
+    const originHost = parsed.host.toLowerCase()
+    const admitted =
+      parsed.protocol === 'http:'
+        ? isAllowedHost(originHost, allowedHosts)
+        : parsed.protocol === 'https:' && isAllowedHost(originHost, forwardedHosts)
+    if (!admitted) return 'cross-origin request'
   }
   const site = headers['sec-fetch-site']
   if (site === 'cross-site' || site === 'same-site') return 'cross-site request'

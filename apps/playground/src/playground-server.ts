@@ -70,6 +70,8 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
   const keepAliveMs = options.keepAliveMs ?? 15_000
   const providers = options.providers.map(toProviderInfo)
   let allowedHosts = new Set<string>()
+  /** The hosts of `ALLOWED_HOSTS` alone: their Origin may be https (a forward that ends TLS). */
+  let forwardedHosts = new Set<string>()
   const streams = new Set<ServerResponse>()
 
   const sendJson = (response: ServerResponse, status: number, body: unknown): void => {
@@ -220,7 +222,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
       }
       case '/retry': {
         if (method !== 'POST') return notAllowed(response, 'POST')
-        const sendOptions = readSendOptions(await readJsonBody(request))
+        const sendOptions = readSendOptions(await readJsonBody(request), 'retry')
         return streamRun(response, await options.hub.send(id, undefined, sendOptions), 0)
       }
       case '/events': {
@@ -326,6 +328,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     const refused = checkRequestOrigin(
       isApi ? request.headers : { ...request.headers, origin: undefined, 'sec-fetch-site': undefined },
       allowedHosts,
+      forwardedHosts,
     )
     if (refused !== undefined) {
       request.resume()
@@ -355,6 +358,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
   const port = (server.address() as AddressInfo).port
   allowedHosts = allowedHostsFor(host, port)
   for (const entry of options.allowedHosts ?? []) allowedHosts.add(entry)
+  forwardedHosts = new Set(options.allowedHosts ?? [])
   const urlHost = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
   let closing: Promise<void> | undefined
   return {

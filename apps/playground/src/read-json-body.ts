@@ -3,6 +3,10 @@ import { AgentError, ValidationError } from '@agentx/core'
 
 /** The largest request body the API reads, in bytes. */
 export const MAX_BODY_BYTES = 1_000_000
+/** How far past {@link MAX_BODY_BYTES} a body is still read (and dropped) to answer 413 cleanly. */
+const DRAIN_FACTOR = 16
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * Reads a request body as a JSON object. An empty body is `{}`. Rejects with `VALIDATION` for
@@ -15,10 +19,13 @@ export async function readJsonBody(request: IncomingMessage): Promise<Record<str
   let size = 0
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length
-    if (size > MAX_BODY_BYTES) {
-      throw new AgentError(`The request body is larger than ${MAX_BODY_BYTES} bytes.`, 'PAYLOAD_TOO_LARGE')
-    }
-    chunks.push(chunk)
+    // Past the limit the rest is read and dropped, so the client gets the 413 rather than a reset
+    // connection (leaving the loop would destroy the request mid-upload); far past it, it is cut.
+    if (size > MAX_BODY_BYTES * DRAIN_FACTOR) break
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk)
+  }
+  if (size > MAX_BODY_BYTES) {
+    throw new AgentError(`The request body is larger than ${MAX_BODY_BYTES} bytes.`, 'PAYLOAD_TOO_LARGE')
   }
   if (size === 0) return {}
   const [mediaType = '', ...parameters] = (request.headers['content-type'] ?? '').split(';')
@@ -39,9 +46,16 @@ export async function readJsonBody(request: IncomingMessage): Promise<Record<str
       )
     }
   }
+  let text: string
+  try {
+    text = strictUtf8.decode(Buffer.concat(chunks))
+  } catch (error) {
+    // Decoding leniently would store U+FFFD in place of the bytes: the text silently changed.
+    throw new AgentError('The request body is not valid UTF-8.', 'UNSUPPORTED_MEDIA_TYPE', { cause: error })
+  }
   let value: unknown
   try {
-    value = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    value = JSON.parse(text)
   } catch (error) {
     throw new ValidationError('The request body is not valid JSON.', { cause: error })
   }

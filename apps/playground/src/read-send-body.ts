@@ -38,12 +38,17 @@ export function readSendBody(body: Record<string, unknown>): {
  * (0–2), `maxOutputTokens` (a positive integer) and `output` (structured output, passed on to the
  * kernel as it is). Unknown keys are refused, like the kernel refuses unknown send options.
  */
-export function readSendOptions(body: Record<string, unknown>): PlaygroundSendOptions {
+export function readSendOptions(
+  body: Record<string, unknown>,
+  what: 'send' | 'retry' = 'send',
+): PlaygroundSendOptions {
   const options: PlaygroundSendOptions = {}
   for (const key of Object.keys(body)) {
     if (!['agent', 'model', 'temperature', 'maxOutputTokens', 'output'].includes(key)) {
       throw new ValidationError(
-        `Unknown field '${key}'; a send takes content, agent, model, temperature, maxOutputTokens and output.`,
+        what === 'send'
+          ? `Unknown field '${key}'; a send takes content, agent, model, temperature, maxOutputTokens and output.`
+          : `Unknown field '${key}'; a retry asks again for the stored conversation and takes agent, model, temperature, maxOutputTokens and output.`,
       )
     }
   }

@@ -542,6 +542,23 @@ describe('Release 2 API', () => {
     expect((await get('fwd.example:7001')).status).toBe(403)
     expect((await get('evil.example:8443')).status).toBe(403)
     expect((await get(`127.0.0.1:${playground.port}`, 'http://tunnel.example.evil:1')).status).toBe(403)
+    // A forward that ends TLS: the browser sends an https Origin for it (before: 403 on every POST).
+    expect((await get('tunnel.example', 'https://tunnel.example')).status).toBe(200)
+    const created = await rawRequest(playground.port, {
+      method: 'POST',
+      path: '/api/sessions',
+      headers: {
+        host: 'tunnel.example',
+        origin: 'https://tunnel.example',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ provider: 'demo' }),
+    })
+    expect(created.status).toBe(201)
+    // Not for the server's own address, which is plain http.
+    expect((await get(`127.0.0.1:${playground.port}`, `https://127.0.0.1:${playground.port}`)).status).toBe(
+      403,
+    )
   })
 
   it('answers an unparsable request target with 400 and a UTF-16 body with 415, not 500', async () => {

@@ -522,6 +522,29 @@ describe('playground API', () => {
       headers: { 'content-type': 'application/json' },
     })
     expect(broken.status).toBe(400)
+    // Bytes that are not UTF-8 (a Latin-1 é) are refused, not stored as U+FFFD.
+    const latin1 = await fetch(`${playground.url}/api/sessions/${id}/messages`, {
+      method: 'POST',
+      body: Buffer.concat([Buffer.from('{"content":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]),
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(latin1.status).toBe(415)
+    expect(await latin1.json()).toMatchObject({
+      error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body is not valid UTF-8.' },
+    })
+    // An oversized body gets its 413 (the rest is read and dropped), never a reset connection.
+    for (let i = 0; i < 5; i++) {
+      const huge = await fetch(`${playground.url}/api/sessions/${id}/messages`, {
+        method: 'POST',
+        body: JSON.stringify({ content: 'x'.repeat(3_000_000) }),
+        headers: { 'content-type': 'application/json' },
+      })
+      expect(huge.status).toBe(413)
+      expect(await huge.json()).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE' } })
+    }
+    const retryField = await api(playground.url, 'POST', `/api/sessions/${id}/retry`, { content: 'again' })
+    expect(retryField.status).toBe(400)
+    expect(retryField.body.error.message).toContain('a retry asks again for the stored conversation')
     expect(await playground.persister.getMessages(id)).toEqual([])
     expect((await api(playground.url, 'GET', '/api/sessions')).body.sessions).toHaveLength(1)
   })
