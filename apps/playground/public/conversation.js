@@ -328,8 +328,11 @@ export class Conversation {
 
   /** Moves the trace (and the pending panel) below everything the run added so far. */
   keepAtEnd() {
+    // Moving a node blurs what has the focus inside it: the pending panel's answer field keeps it.
+    const focused = this.pendingPanel?.contains(document.activeElement) ? document.activeElement : undefined
     if (this.trace?.element.isConnected) this.root.append(this.trace.element)
     if (this.pendingPanel?.isConnected) this.root.append(this.pendingPanel)
+    if (focused !== undefined && document.activeElement !== focused) focused.focus({ preventScroll: true })
   }
 
   /** Starts watching a run: a new trace; `replayed` when it was joined midway (its timings start late). */

@@ -476,11 +476,15 @@ function plannedError(variant: string | undefined): PlannedReply {
   if (variant === 'auth') {
     return {
       text: '',
-      error: new AdapterError(`The demo provider rejected the credentials${hint}.`, {
-        kind: 'authentication',
-        provider: 'demo',
-        status: 401,
-      }),
+      // Not retryable, so the page offers no Retry: send a message again instead.
+      error: new AdapterError(
+        'The demo provider rejected the credentials (demo error — send again: it succeeds).',
+        {
+          kind: 'authentication',
+          provider: 'demo',
+          status: 401,
+        },
+      ),
     }
   }
   if (variant === 'server') {

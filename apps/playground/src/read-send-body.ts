@@ -20,7 +20,9 @@ export function readSendBody(body: Record<string, unknown>): {
   if (typeof content === 'string') {
     if (content.trim() === '') throw new ValidationError('content must be a non-empty string.')
     if (content.length > MAX_CONTENT_LENGTH) {
-      throw new ValidationError(`content must be at most ${MAX_CONTENT_LENGTH} characters.`)
+      throw new ValidationError(
+        `content must be at most ${MAX_CONTENT_LENGTH} UTF-16 code units (characters outside the BMP, such as emoji, count as two).`,
+      )
     }
   } else if (Array.isArray(content)) {
     if (content.length === 0 || content.length > MAX_ANSWERS) {

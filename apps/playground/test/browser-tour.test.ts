@@ -412,6 +412,12 @@ describe('every capability, toured with the offline demo provider', () => {
     await newSession(page)
     await send(page, '/ask')
     await page.getByTestId('pending-card').waitFor()
+    // The answer field has the focus: typing and Enter answer (before, later events moved the
+    // panel and the focus fell back to the page).
+    await waitForReplyEnd(page)
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid')))
+      .toBe('pending-answer')
     await page.reload()
     await page.waitForSelector('body[data-ready="true"]')
     const card = page.getByTestId('pending-card')

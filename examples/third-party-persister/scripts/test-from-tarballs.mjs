@@ -66,6 +66,9 @@ try {
   for (const { name } of kit) {
     const installed = join(project, 'node_modules', ...name.split('/'))
     if (lstatSync(installed).isSymbolicLink()) fail(`${name} was linked, not installed from its tarball`)
+    // The MIT licence asks for its text to ship with the code.
+    for (const file of ['LICENSE', 'README.md'])
+      if (!existsSync(join(installed, file))) fail(`${name}'s tarball has no ${file}`)
     const { version } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'))
     console.log(`installed ${name}@${version} from its tarball into ${project}`)
   }

@@ -170,6 +170,10 @@ describe('adapter contract planning and failure reports', () => {
     expect(() => validateAdapterOptions({ ...base, capabilities: ['parallelToolCalls'] })).toThrow(
       /parallelToolCalls' without 'toolCalls'/,
     )
+    // A misspelt key would skip every rule of what it meant to declare.
+    expect(() => validateAdapterOptions({ ...base, capabilites: ['toolCalls'] } as never)).toThrow(
+      /'capabilites' — did you mean 'capabilities'/,
+    )
     expect(() =>
       planContract(
         adapterRules,

@@ -88,7 +88,59 @@ describe('persister kit options', () => {
       expect(entry?.plan).toEqual({ kind: 'expect-failure' })
     }
     expect(() =>
-      createPersisterContractRun({ ...referencePersisterOptions(), expectedFailures: { 'P-XYZ-001': 'typo' } }),
+      createPersisterContractRun({
+        ...referencePersisterOptions(),
+        expectedFailures: { 'P-XYZ-001': 'typo' },
+      }),
     ).toThrow(/'P-XYZ-001', which is not a rule id/)
+  })
+
+  it('runContract takes the record form of expectedFailures too, with its reasons', async () => {
+    const options = {
+      ...referencePersisterOptions(),
+      expectedFailures: { 'P-SES-001': 'a known gap' },
+      knownCapabilities: PERSISTER_CAPABILITIES,
+    }
+    // Before, the record form threw "object is not iterable" here.
+    const report = await runContract(
+      persisterRules.filter((rule) => rule.id === 'P-SES-001'),
+      options,
+      () => createPersisterRuleContext(options),
+    )
+    // The reference passes the rule: listed as a known gap, it fails the run as "now passes".
+    expect(report.results.map((result) => [result.id, result.status])).toEqual([['P-SES-001', 'failed']])
+    expect(report.results[0]?.reason).toMatch(/expected failure now passes/)
+  })
+
+  it('refuses a misspelt option key, naming the closest one, instead of skipping what it meant', async () => {
+    const { createPersisterContractRun } = await import('../src/bindings/contract-runs.js')
+    const { capabilities, ...rest } = referencePersisterOptions()
+    const typo = { ...rest, capabilites: capabilities } as unknown as PersisterContractOptions
+    expect(() => createPersisterContractRun(typo)).toThrow(/'capabilites' — did you mean 'capabilities'/)
+    // Through runContract, every rule that runs fails with the same message: never a green run.
+    const report = await runContract(persisterRules.slice(0, 2), typo, () => createPersisterRuleContext(typo))
+    expect(report.results.map((result) => result.status)).toEqual(['failed', 'failed'])
+    expect(report.results[0]?.reason).toMatch(/capabilites/)
+  })
+
+  it('refuses expectedFailures it cannot read (a Map, a reason that is not text) instead of dropping them', async () => {
+    const { createPersisterContractRun } = await import('../src/bindings/contract-runs.js')
+    for (const expectedFailures of [new Map([['P-SES-001', 'gap']]), { 'P-SES-001': false }]) {
+      expect(() =>
+        createPersisterContractRun({
+          ...referencePersisterOptions(),
+          expectedFailures: expectedFailures as never,
+        }),
+      ).toThrow(/must be an array of rule ids or a plain object/)
+    }
+  })
+
+  it('refuses an expected failure that would be skipped (its capability is not declared)', async () => {
+    const { createPersisterContractRun } = await import('../src/bindings/contract-runs.js')
+    const options = { ...referencePersisterOptions(), capabilities: [], expectedFailures: ['P-LSE-001'] }
+    // Before, the rule was skipped and the run reported no gap at all.
+    expect(() => createPersisterContractRun(options)).toThrow(
+      /lists 'P-LSE-001', which would be skipped: it requires capability 'leases'/,
+    )
   })
 })

@@ -489,6 +489,43 @@ describe('metrics', () => {
 })
 
 describe('lifecycle', () => {
+  it('refuses unknown option keys and options of the wrong type, before subscribing', () => {
+    const harness = createHarness()
+    const subscribed: unknown[] = []
+    const agent = createAgent(
+      { model: 'model-a' },
+      { adapter: new ScriptedAdapter([]), persister: new InMemoryPersister() },
+    )
+    const watched = {
+      subscribe: (listener: unknown) => {
+        subscribed.push(listener)
+        return agent.subscribe(listener as never)
+      },
+    }
+    const bad: Array<[unknown, RegExp]> = [
+      [
+        { tracerProvider: harness.tracerProvider, recordContents: true },
+        /unknown option 'recordContents'.*recordContent/,
+      ],
+      [{ tracerProvider: {} }, /'tracerProvider' must be a TracerProvider/],
+      [{ meterProvider: 'global' }, /'meterProvider' must be a MeterProvider/],
+      [{ recordContent: 'yes' }, /'recordContent' must be a boolean/],
+      [{ providerName: 42 }, /'providerName' must be a non-empty string/],
+      [{ agentName: '' }, /'agentName' must be a non-empty string/],
+      ['tracer', /options must be an object/],
+    ]
+    for (const [options, message] of bad) {
+      expect(() => instrumentAgent(watched, options as never)).toThrow(message)
+    }
+    expect(subscribed).toEqual([])
+    const stop = instrumentAgent(watched, {
+      tracerProvider: harness.tracerProvider,
+      recordContent: undefined,
+    } as never)
+    expect(subscribed).toHaveLength(1)
+    stop()
+  })
+
   it('works when instrumented after initialize()', async () => {
     const harness = createHarness()
     const agent = createAgent(

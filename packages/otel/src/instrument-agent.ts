@@ -6,6 +6,7 @@ import {
   trace,
   ValueType,
 } from '@opentelemetry/api'
+import { checkOptions } from './check-options.js'
 import { DURATION_BUCKETS, METRIC, providerNameOf, TOKEN_BUCKETS } from './gen-ai-attributes.js'
 import type { InstrumentableAgent, ObservedEvent } from './observed-event.js'
 import { SessionTrace } from './session-trace.js'
@@ -68,6 +69,7 @@ export function instrumentAgent(
   if (typeof agent?.subscribe !== 'function') {
     throw new TypeError('instrumentAgent: the agent has no subscribe() method (@agentx/core 0.2 or later).')
   }
+  checkOptions(options)
   const tracerProvider = options.tracerProvider ?? trace.getTracerProvider()
   const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(INSTRUMENTATION_NAME)
   const traces = new Map<string, SessionTrace>()

@@ -403,10 +403,14 @@ export class PostgresPersister implements AgentPersister {
       const key = keyText(id, 'id')
       const holder = keyText(owner, 'owner')
       const pendingBefore = this.#nextIndex
+      // Writes made before this call (the session's own saveSession among them) may still be on
+      // their way: a miss is only final once they have settled. Checked now, not after the miss:
+      // one that finished in between must not turn into NOT_FOUND.
+      const writesPending = this.#lowestPendingWrite() < pendingBefore
       return async (statements) => {
         const claimed = await statements.claimLease(key, holder, ttlMs)
         if (claimed !== undefined) return claimed
-        if (this.#lowestPendingWrite() < pendingBefore) {
+        if (writesPending) {
           await this.#writesBefore(pendingBefore)
           const again = await this.#withRetry('claim a session', () =>
             statements.claimLease(key, holder, ttlMs),

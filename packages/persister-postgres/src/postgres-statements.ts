@@ -170,7 +170,11 @@ order by last_activity desc, id_order desc limit ${limit} offset ${offset}`.exec
     if ('id' in roots) {
       seed = sql`select id from ${this.#sessions} where id = ${roots.id}`
     } else {
-      const conditions = [sql`last_activity < ${roots.lastActivityBefore}`]
+      // A session under a live lease runs a send (maybe in another process): retention leaves it.
+      const conditions = [
+        sql`last_activity < ${roots.lastActivityBefore}`,
+        sql`(lease_owner is null or lease_expires_at <= clock_timestamp())`,
+      ]
       if (roots.states !== undefined) conditions.push(sql`state = any(${sql.val(roots.states)}::text[])`)
       if (roots.userId !== undefined) conditions.push(sql`user_id = ${roots.userId}`)
       if (roots.appName !== undefined) conditions.push(sql`app_name = ${roots.appName}`)

@@ -45,7 +45,15 @@ describe('two processes sending to one session', () => {
       const startAt = String(Date.now() + 4_000)
       const [a, b] = await Promise.all(
         ['A', 'B'].map((label) =>
-          runChild<SendsResult>('./agent-worker.mjs', ['sends', ...where(), id, label, String(count), durability, startAt]),
+          runChild<SendsResult>('./agent-worker.mjs', [
+            'sends',
+            ...where(),
+            id,
+            label,
+            String(count),
+            durability,
+            startAt,
+          ]),
         ),
       )
       expect(a).toMatchObject({ sent: count, errors: [] })
@@ -56,9 +64,7 @@ describe('two processes sending to one session', () => {
       // 2 × count exchanges, each a user message followed by its reply; seq 0…n-1.
       expect(stored.map((m) => m.seq)).toEqual([...Array(4 * count).keys()])
       const users = stored.filter((m) => m.type === 'user').map((m) => m.content as string)
-      expect(users.sort()).toEqual(
-        [...Array(count).keys()].flatMap((i) => [`A ${i}`, `B ${i}`]).sort(),
-      )
+      expect(users.sort()).toEqual([...Array(count).keys()].flatMap((i) => [`A ${i}`, `B ${i}`]).sort())
       for (let i = 0; i < stored.length; i += 2) {
         expect(stored[i]!.type).toBe('user')
         const label = (stored[i]!.content as string).split(' ')[0]
@@ -94,13 +100,46 @@ describe('a second process starting up', () => {
   }, 60_000)
 })
 
+describe('a process that keeps running while another dies', () => {
+  it("marks the dead process's send `interrupted` once its lease has run out, with no restart and no retry", async () => {
+    const id = await newSession()
+    const first = startChild('./agent-worker.mjs', ['long', ...where(), id, '1000'])
+    let watcher: ReturnType<typeof startChild> | undefined
+    try {
+      await nextLine(first)
+      watcher = startChild('./agent-worker.mjs', ['watch', ...where(), '300'])
+      await nextLine(watcher)
+      const persister = open()
+      try {
+        // The lease of the first process is live: the watcher's initialize() left the send alone.
+        expect((await persister.getSession(id))?.state).toBe('active')
+        await killHard(first)
+        // Before, the session stayed `active` in the store until another process started or retried it.
+        const deadline = Date.now() + 15_000
+        while ((await persister.getSession(id))?.state === 'active' && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        expect((await persister.getSession(id))?.state).toBe('interrupted')
+        expect((await persister.getMessages(id)).map((m) => m.content)).toContain('a long task')
+      } finally {
+        await persister.close()
+      }
+    } finally {
+      await killHard(first)
+      if (watcher) await killHard(watcher)
+    }
+  }, 60_000)
+})
+
 describe('a session deleted by another process', () => {
   it('is not deleted while another process sends in it; once deleted, this process never writes it back', async () => {
     const id = await newSession()
     const first = startChild('./agent-worker.mjs', ['long', ...where(), id, '1500'])
     try {
       await nextLine(first)
-      expect(await runChild('./agent-worker.mjs', ['delete', ...where(), id])).toEqual({ error: 'SESSION_BUSY' })
+      expect(await runChild('./agent-worker.mjs', ['delete', ...where(), id])).toEqual({
+        error: 'SESSION_BUSY',
+      })
       const persister = open()
       expect((await persister.getMessages(id)).map((m) => m.content)).toEqual(['a long task'])
       await persister.close()
@@ -113,7 +152,10 @@ describe('a session deleted by another process', () => {
     const session = (await agent.getSession(id))!
     await new Promise((resolve) => setTimeout(resolve, 1_800))
     expect(await runChild('./agent-worker.mjs', ['delete', ...where(), id])).toEqual({ deleted: true })
-    await expect(session.send('after the delete')).rejects.toMatchObject({ code: 'SESSION_STATE', state: 'deleted' })
+    await expect(session.send('after the delete')).rejects.toMatchObject({
+      code: 'SESSION_STATE',
+      state: 'deleted',
+    })
     await expect(session.update({ summary: 'renamed' })).rejects.toMatchObject({ code: 'SESSION_STATE' })
     expect(session.state).toBe('deleted')
     await agent.close()

@@ -8,6 +8,8 @@
 //       one send whose model never finishes; prints { started } and waits to be killed
 //   node agent-worker.mjs start <url> <schema>
 //       initialize() only (repairs sessions left active); prints { initialized }
+//   node agent-worker.mjs watch <url> <schema> <leaseTtlMs>
+//       initialize(), prints { initialized } and keeps the agent open (its lease sweep runs) until killed
 //   node agent-worker.mjs delete <url> <schema> <sessionId>
 //       agent.deleteSession(); prints { deleted: true } or { error: <code> }
 //   node agent-worker.mjs no-close <url> <schema> <count>
@@ -62,6 +64,14 @@ if (command === 'sends') {
   await sleep(50)
   print({ started: true })
   // Runs until killed (never reaches the close below).
+  await new Promise(() => setInterval(() => {}, 60_000))
+} else if (command === 'watch') {
+  // An agent that stays up: once per lease length it marks `interrupted` the sessions of a process
+  // that stopped renewing its lease.
+  const agent = createAgent({ leaseTtlMs: Number(args[0]) }, { adapter: new ScriptedAdapter([]), persister })
+  await agent.initialize()
+  print({ initialized: true })
+  // Runs until killed.
   await new Promise(() => setInterval(() => {}, 60_000))
 } else if (command === 'start') {
   const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })

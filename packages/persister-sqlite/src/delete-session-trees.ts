@@ -15,7 +15,7 @@ const CHUNK = 500
  *
  * One statement per chunk: a recursive CTE seeds with the selected sessions (an index range on
  * `last_activity`, or the primary key) and follows the `sessions_parent` index down; `UNION`
- * stops at a cycle of parent ids.
+ * stops at a cycle of parent ids. Retention skips a session whose lease is live (P-RET-005).
  */
 export function deleteSessionTrees(database: BetterSqlite3.Database, roots: SessionTreeRoots): number {
   const parameters: unknown[] = []
@@ -24,8 +24,9 @@ export function deleteSessionTrees(database: BetterSqlite3.Database, roots: Sess
     seed = 'select id from sessions where id = ?'
     parameters.push(roots.id)
   } else {
-    const conditions = ['last_activity < ?']
-    parameters.push(roots.lastActivityBefore)
+    // A session under a live lease runs a send (maybe in another process): retention leaves it.
+    const conditions = ['last_activity < ?', '(lease_owner is null or lease_expires_at <= ?)']
+    parameters.push(roots.lastActivityBefore, Date.now())
     if (roots.states !== undefined) {
       conditions.push(`state in (${roots.states.map(() => '?').join(', ')})`)
       parameters.push(...roots.states)

@@ -81,7 +81,13 @@ describe('SqlitePersister leases across processes on one file', () => {
       const startAt = Date.now() + 1500
       const results = await Promise.all(
         Array.from({ length: 3 }, () =>
-          runChild<{ failures: string[] }>('./sqlite-worker.mjs', ['open-new', folder, '100', String(startAt), '25']),
+          runChild<{ failures: string[] }>('./sqlite-worker.mjs', [
+            'open-new',
+            folder,
+            '100',
+            String(startAt),
+            '25',
+          ]),
         ),
       )
       expect(results.flatMap((result) => result.failures)).toEqual([])

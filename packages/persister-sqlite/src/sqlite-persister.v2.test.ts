@@ -226,7 +226,7 @@ describe('SqlitePersister storage v2', () => {
     })
     const retention = statements.find((text) => text.startsWith('with recursive doomed'))
     expect(retention).toBeDefined()
-    const text = plan(persister.filename, retention!, ['2026-01-01T00:00:00.000Z', 'idle', 'u'])
+    const text = plan(persister.filename, retention!, ['2026-01-01T00:00:00.000Z', Date.now(), 'idle', 'u'])
     // A range of one of the (…, last_activity) indexes, whichever the planner picks.
     expect(text).toMatch(/SEARCH sessions USING INDEX sessions_\w+ \(\w+=\? AND last_activity<\?\)/)
     expect(text).toMatch(/SEARCH child USING (COVERING )?INDEX sessions_parent \(parent_session_id=\?\)/)

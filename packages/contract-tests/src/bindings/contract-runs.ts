@@ -6,8 +6,6 @@ import {
   type AdapterRuleContext,
   adapterRules,
   createAdapterRuleContext,
-  expectedFailureIds,
-  expectedFailureReasons,
   validateAdapterOptions,
 } from '../rules/adapter/index.js'
 import {
@@ -34,8 +32,8 @@ export function createPersisterContractRun(
     rules: persisterRules,
     options: {
       ...(normalised as typeof normalised & { capabilities?: readonly PersisterCapability[] }),
-      expectedFailures: expectedFailureIds(options),
-      expectedFailureReasons: expectedFailureReasons(options),
+      // Either form, read (and refused when unreadable) by planContract.
+      ...(options.expectedFailures === undefined ? {} : { expectedFailures: options.expectedFailures }),
     },
     knownCapabilities: PERSISTER_CAPABILITIES,
     createContext: () => createPersisterRuleContext(normalised),
@@ -55,8 +53,8 @@ export function createAdapterContractRun(
     rules: adapterRules,
     options: {
       ...options,
-      expectedFailures: expectedFailureIds(options),
-      expectedFailureReasons: expectedFailureReasons(options),
+      // Either form, read (and refused when unreadable) by planContract.
+      ...(options.expectedFailures === undefined ? {} : { expectedFailures: options.expectedFailures }),
     },
     knownCapabilities: ADAPTER_CAPABILITIES,
     createContext: () => createAdapterRuleContext(options),

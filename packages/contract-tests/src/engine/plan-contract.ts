@@ -23,10 +23,11 @@ export interface ContractPlanOptions<Capability extends string = string> {
   /** What the implementation supports. Rules that need an undeclared capability are skipped. Default is none. */
   readonly capabilities?: readonly Capability[]
   /**
-   * Ids of rules the implementation is known to break. They still run and must fail; one that
-   * passes fails the run ("expected failure now passes: remove it"). Default is none.
+   * Rules the implementation is known to break: their ids, or a record of id → reason. They still
+   * run and must fail; one that passes fails the run ("expected failure now passes: remove it").
+   * Default is none.
    */
-  readonly expectedFailures?: readonly string[]
+  readonly expectedFailures?: readonly string[] | Readonly<Record<string, string>>
   /** Why each expected failure is known, by rule id; shown in its test name. Default is none. */
   readonly expectedFailureReasons?: Readonly<Record<string, string>>
 }
@@ -60,7 +61,7 @@ export function planContract<Context, Capability extends string>(
     }
   }
   const ids = new Set(rules.map((rule) => rule.id))
-  const expected = new Set(options.expectedFailures ?? [])
+  const { expected, reasons } = expectedFailuresOf(options)
   for (const id of expected) {
     if (!ids.has(id)) {
       throw new ConfigurationError(
@@ -79,10 +80,16 @@ export function planContract<Context, Capability extends string>(
           ? `requires the option '${rule.requiresOption}', not given`
           : undefined
     if (reason !== undefined) {
+      if (expected.has(rule.id)) {
+        // A known gap that would not run would vanish from the report without a word.
+        throw new ConfigurationError(
+          `expectedFailures of ${options.name} lists '${rule.id}', which would be skipped: it ${reason}. Declare what it needs, or remove it from expectedFailures.`,
+        )
+      }
       return { rule, plan: { kind: 'skip', reason }, testName: `${base} (skipped: ${reason})` }
     }
     if (expected.has(rule.id)) {
-      const why = options.expectedFailureReasons?.[rule.id]
+      const why = reasons[rule.id]
       return {
         rule,
         plan: { kind: 'expect-failure' },
@@ -91,4 +98,30 @@ export function planContract<Context, Capability extends string>(
     }
     return { rule, plan: { kind: 'run' }, testName: base }
   })
+}
+
+/** The ids and reasons of `expectedFailures`, in either form. */
+function expectedFailuresOf(options: ContractPlanOptions<string>): {
+  expected: Set<string>
+  reasons: Readonly<Record<string, string>>
+} {
+  const given: unknown = options.expectedFailures ?? []
+  if (Array.isArray(given)) {
+    return { expected: new Set(given.map(String)), reasons: options.expectedFailureReasons ?? {} }
+  }
+  const isRecord =
+    typeof given === 'object' &&
+    given !== null &&
+    (Object.getPrototypeOf(given) === Object.prototype || Object.getPrototypeOf(given) === null) &&
+    Object.values(given).every((reason) => typeof reason === 'string')
+  if (isRecord) {
+    const record = given as Record<string, string>
+    return {
+      expected: new Set(Object.keys(record)),
+      reasons: { ...record, ...options.expectedFailureReasons },
+    }
+  }
+  throw new ConfigurationError(
+    `expectedFailures of ${options.name} must be an array of rule ids or a plain object of id → reason (a string); a Map or other values are not read.`,
+  )
 }

@@ -1084,6 +1084,26 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
       })(inner),
   },
   {
+    name: 'retention-ignores-leases',
+    defect: 'deleteSessions deletes sessions under a live lease (a send running in another process)',
+    catches: ['P-RET-005'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        readonly #holders = new Map<string, string>()
+        override async claimSession(id: string, owner: string, ttlMs: number): Promise<boolean> {
+          const claimed = await this.inner.claimSession!(id, owner, ttlMs)
+          if (claimed) this.#holders.set(id, owner)
+          return claimed
+        }
+        override async deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+          // As if leases did not exist: every lease is let go before selecting.
+          for (const [id, owner] of this.#holders) await this.inner.releaseSession!(id, owner)
+          this.#holders.clear()
+          return this.inner.deleteSessions!(query)
+        }
+      })(inner),
+  },
+  {
     name: 'retention-no-validation',
     defect: 'deleteSessions with an unparseable instant deletes everything instead of rejecting',
     catches: ['P-RET-004'],

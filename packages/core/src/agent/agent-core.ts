@@ -23,6 +23,8 @@ import { loadKnowledge, renderKnowledge } from './load-knowledge.js'
 import { validateContent, validateSendOptions } from '../session/validate-input.js'
 import { isInScope, narrowScope, scopeFields } from './agent-scope.js'
 import { guardPersister } from '../persistence/guard-persister.js'
+import type { PeriodicTask } from '../util/periodic-task.js'
+import { startLeaseSweep } from './lease-sweep.js'
 
 /** The public face of an agent, as `createAgent` returns it. */
 export interface Agent {
@@ -100,6 +102,7 @@ interface Resolved {
   given: AgentPersister
   ownsPersister: boolean
   retention: RetentionTimer | undefined
+  leaseSweep: PeriodicTask | undefined
 }
 
 /**
@@ -231,6 +234,7 @@ export class AgentCore implements Agent {
       if (!resolved) return
       try {
         await resolved.retention?.stop()
+        await resolved.leaseSweep?.stop()
         await resolved.manager.abortAll()
         await resolved.manager.releaseAll()
       } finally {
@@ -318,6 +322,7 @@ export class AgentCore implements Agent {
       const repaired = await manager.repairInterrupted(scope)
       if (repaired > 0)
         deps.logger?.info('agentx: marked sessions of a crashed process as interrupted', { repaired })
+      const leaseSweep = startLeaseSweep(manager, persister, scope, config.leaseTtlMs, deps.logger)
       const retentionConfig = config.retention
       const retention =
         retentionConfig === undefined
@@ -338,7 +343,15 @@ export class AgentCore implements Agent {
                 ...(deps.logger === undefined ? {} : { logger: deps.logger }),
               },
             )
-      const resolved: Resolved = { manager, adapter, persister, given, ownsPersister, retention }
+      const resolved: Resolved = {
+        manager,
+        adapter,
+        persister,
+        given,
+        ownsPersister,
+        retention,
+        leaseSweep,
+      }
       shared.resolved = resolved
       return resolved
     } catch (error) {

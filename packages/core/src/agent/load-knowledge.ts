@@ -91,7 +91,12 @@ export async function loadKnowledge(
 export function renderKnowledge(sections: readonly KnowledgeSection[]): string | undefined {
   if (sections.length === 0) return undefined
   return sections
-    .map(({ name, text }) => `<knowledge name="${name.replaceAll('"', '&quot;')}">\n${text}\n</knowledge>`)
+    .map(
+      ({ name, text }) =>
+        // A closing tag inside the text would end the section early (and let the rest pose as
+        // something else): it is written `<\/knowledge` instead.
+        `<knowledge name="${name.replaceAll('"', '&quot;')}">\n${text.replace(/<\/knowledge/gi, '<\\/knowledge')}\n</knowledge>`,
+    )
     .join('\n\n')
 }
 

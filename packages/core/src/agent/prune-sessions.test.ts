@@ -235,8 +235,9 @@ describe('agent.pruneSessions and the sessions in memory', () => {
   })
 
   for (const durability of ['sync', 'async'] as const) {
-    it(`pruning a session in the middle of a send leaves nothing of it stored (${durability})`, async () => {
-      const persister = new InMemoryPersister()
+    it(`with a store without leases, pruning a session in the middle of a send leaves nothing of it stored (${durability})`, async () => {
+      // The store cannot tell a running send from a dead one: naming `active` prunes it.
+      const persister = withoutLeases(new InMemoryPersister())
       const adapter = new ScriptedAdapter([
         { events: [{ type: 'text-delta', text: 'half' }], waitForAbort: true },
       ])
@@ -246,7 +247,8 @@ describe('agent.pruneSessions and the sessions in memory', () => {
       await vi.waitFor(() => expect(adapter.calls).toHaveLength(1))
       const future = new Date(Date.now() + DAY)
       expect(await agent.pruneSessions({ before: future, states: ['active'] })).toBe(1)
-      expect(await sent).toMatchObject({ kind: 'aborted' })
+      // The send says why it ended (before: an abort the caller never asked for).
+      expect(await sent).toMatchObject({ name: 'SessionStateError', state: 'deleted' })
       expect(running.state).toBe('deleted')
       await agent.close()
       expect(await persister.getSession('running')).toBeNull()
@@ -257,3 +259,39 @@ describe('agent.pruneSessions and the sessions in memory', () => {
     })
   }
 })
+
+describe('pruning with leases', () => {
+  it('never prunes a session a send of this agent runs in, even with `active` named; the send goes on', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([
+      { events: [{ type: 'text-delta', text: 'half' }], waitForAbort: true },
+    ])
+    const agent = createAgent({}, { adapter, persister })
+    const running = await agent.createSession({ id: 'running' })
+    const sent = running.send('hi').catch((error: unknown) => error)
+    await vi.waitFor(() => expect(adapter.calls).toHaveLength(1))
+    expect(await agent.pruneSessions({ before: new Date(Date.now() + DAY), states: ['active'] })).toBe(0)
+    expect(running.state).toBe('active')
+    running.abort()
+    expect(await sent).toMatchObject({ kind: 'aborted' })
+    await running.flush()
+    expect((await persister.getSession('running'))?.state).toBe('aborted')
+    expect((await persister.getMessages('running')).map((m) => m.type)).toEqual(['user', 'agent'])
+    await agent.close()
+  })
+})
+
+/** The same store with the `leases` capability taken away. */
+function withoutLeases(persister: InMemoryPersister): AgentPersister {
+  const hidden = new Set(['claimSession', 'releaseSession', 'markInterrupted'])
+  return new Proxy(persister, {
+    get(target, property, receiver) {
+      if (typeof property === 'string' && hidden.has(property)) return undefined
+      const value = Reflect.get(target, property, receiver)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+    has(target, property) {
+      return !(typeof property === 'string' && hidden.has(property)) && Reflect.has(target, property)
+    },
+  }) as AgentPersister
+}

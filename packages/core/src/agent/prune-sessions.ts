@@ -6,6 +6,7 @@ import { describe, isPlainObject, rejectUnknownKeys } from '../session/validate-
 import { SESSION_TRANSITIONS, type SessionState } from '../session/session-state.js'
 import { MAX_TIMER_MS } from '../util/abort.js'
 import type { Logger } from '../util/logger.js'
+import { startPeriodicTask } from '../util/periodic-task.js'
 
 /** Options of `agent.pruneSessions` and {@link pruneSessions}. At least one of `inactiveForMs` and `before` is required. */
 export interface PruneSessionsOptions {
@@ -14,8 +15,11 @@ export interface PruneSessionsOptions {
   /** Sessions whose `lastActivity` is strictly before this instant. Default is no cut-off. */
   before?: string | Date
   /**
-   * Only sessions in one of these states. Default is every state except `active`, so a send in
-   * progress is never pruned unless `active` is named.
+   * Only sessions in one of these states. Default is every state except `active`. With a store
+   * that has leases, a session a send runs in (in this process or another) is never pruned, even
+   * when `active` is named: naming it prunes the sessions a process that died left `active`.
+   * Without leases the store cannot tell a running send: do not name `active` while sends run (a
+   * send in progress may write its session back after the prune).
    */
   states?: readonly SessionState[]
 }
@@ -90,35 +94,18 @@ export function startRetention(
       `retention.intervalMs must be a positive integer of at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${String(intervalMs)}.`,
     )
   }
-  let running: Promise<void> | undefined
-  let stopped = false
-  const tick = (): void => {
-    if (stopped || running) return
-    running = prune()
-      .then(
-        (removed) => {
-          if (removed > 0) options.logger?.info('agentx: retention pruned sessions', { removed })
-        },
-        (error: unknown) => {
-          options.logger?.warn('agentx: retention failed; retrying at the next interval', {
-            error: error instanceof Error ? error.message : String(error),
-          })
-        },
-      )
-      .finally(() => {
-        running = undefined
-      })
-  }
-  const timer = setInterval(tick, intervalMs)
-  timer.unref?.()
-  tick()
-  return {
-    async stop() {
-      stopped = true
-      clearInterval(timer)
-      await running
+  return startPeriodicTask(
+    async () => {
+      const removed = await prune()
+      if (removed > 0) options.logger?.info('agentx: retention pruned sessions', { removed })
     },
-  }
+    {
+      intervalMs,
+      immediately: true,
+      failure: 'agentx: retention failed; retrying at the next interval',
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    },
+  )
 }
 
 const DEFAULT_PRUNE_STATES: readonly SessionState[] = (

@@ -36,6 +36,8 @@ export interface SessionManagerOptions {
 interface ManagedSession extends Session {
   toSessionData?(): SessionData
   forget?(): Promise<void>
+  takeIn?(stored: SessionData): void
+  reloadRecord?(): Promise<void>
   whenSettled?(): Promise<void>
   release?(): Promise<void>
   releaseIfIdle?(): boolean
@@ -154,7 +156,13 @@ export class SessionManager {
    */
   async getSession(id: string, scope: SessionScope = {}): Promise<Session | undefined> {
     const live = this.#cache.get(id)
-    if (live !== undefined) return isInScope(scope, live) ? live : undefined
+    if (live !== undefined) {
+      if (!isInScope(scope, live)) return undefined
+      // The object as the store has it now (another process may have sent, been swept or
+      // updated); a session deleted elsewhere is found out at its next call.
+      await (live as ManagedSession).reloadRecord?.()
+      return live
+    }
     let loading = this.#loading.get(id)
     if (loading === undefined) {
       loading = this.#options.persister.getSession(id).finally(() => this.#loading.delete(id))
@@ -163,6 +171,18 @@ export class SessionManager {
     const data = await loading
     if (data === null || !isInScope(scope, data)) return undefined
     return this.#cache.get(id) ?? this.#adopt(data, undefined)
+  }
+
+  /**
+   * Takes in the stored record of every held session of `scope` still `active` here although no
+   * send of this process runs it: after the lease sweep marked sessions of a dead process
+   * `interrupted`, their objects show it (and emit the `state` event).
+   */
+  async takeInStaleActive(scope: SessionScope = {}): Promise<void> {
+    const stale = this.#cache
+      .live()
+      .filter((session) => session.state === 'active' && isInScope(scope, session)) as ManagedSession[]
+    for (const session of stale) await session.reloadRecord?.()
   }
 
   /** A page of the sessions of `scope`, newest activity first, filtered as asked. */
@@ -178,7 +198,14 @@ export class SessionManager {
     })
     return page
       .filter((data) => isInScope(scope, data))
-      .map((data) => this.#cache.get(data.id) ?? this.#adopt(data, undefined))
+      .map((data) => {
+        const held = this.#cache.get(data.id)
+        if (held === undefined)
+          return this.#adopt(data, undefined)
+          // Listed as the store has it now: another process may have sent, been swept or updated.
+        ;(held as ManagedSession).takeIn?.(data)
+        return held
+      })
   }
 
   /** Deletes a session of `scope` and its messages. An unknown id, or one outside the scope, is a no-op. */

@@ -184,7 +184,9 @@ export interface AgentPersister {
    * `lastActivity` is strictly before `query.lastActivityBefore` and whose state is one of
    * `query.states` (capability `retention`), and resolves to how many sessions it removed, children
    * included (P-RET-001, P-RET-002, P-RET-003). It MUST select from an index, not a scan. An invalid
-   * `lastActivityBefore` rejects with `VALIDATION` (P-RET-004). Default is absent (no `retention`).
+   * `lastActivityBefore` rejects with `VALIDATION` (P-RET-004). With `leases`, a selected session
+   * whose lease is live (a send runs in it, maybe in another process) is left (P-RET-005): retention never deletes a session under a running send. Default is absent (no
+   * `retention`).
    */
   deleteSessions?(query: DeleteSessionsQuery): Promise<number>
   /** Releases resources the persister created. Idempotent; later calls reject with `CLOSED`. */

@@ -77,7 +77,10 @@ describe('checkMessage', () => {
       ['s', message({ stopReason: 'end_turn', incomplete: 'yes' })],
       ['s', message({ content: [null] })],
       ['s', message({ content: [{ type: 'text' }] })],
-      ['s', message({ content: [{ type: 'tool_result', toolUseId: 't', content: [{ type: 'text', text: 1 }] }] })],
+      [
+        's',
+        message({ content: [{ type: 'tool_result', toolUseId: 't', content: [{ type: 'text', text: 1 }] }] }),
+      ],
       ['s', message({ content: [{ type: 'newer_block', data: [1] }] })],
     ]
     for (const [sessionId, input] of cases) {

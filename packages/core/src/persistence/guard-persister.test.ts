@@ -23,7 +23,9 @@ class BrokenStore extends InMemoryPersister {
     this.#check()
     return super.getSession(id)
   }
-  override async listSessions(query: Parameters<InMemoryPersister['listSessions']>[0]): Promise<SessionData[]> {
+  override async listSessions(
+    query: Parameters<InMemoryPersister['listSessions']>[0],
+  ): Promise<SessionData[]> {
     this.#check()
     return super.listSessions(query)
   }

@@ -204,7 +204,10 @@ export class InMemoryPersister implements AgentPersister {
   async deleteSessions(query: DeleteSessionsQuery): Promise<number> {
     this.#assertOpen()
     const { lastActivityBefore, states } = validateDeleteSessionsQuery(query)
+    const now = this.#now()
     const selected = [...this.#sessions.values()]
+      // A session under a live lease runs a send: never deleted by retention (P-RET-005).
+      .filter((stored) => stored.lease === undefined || stored.lease.expiresAt <= now)
       .map((stored) => stored.data)
       .filter(
         (data) =>

@@ -105,7 +105,10 @@ export function checkSendOptions(
 ): void {
   readPositiveInteger(provider, 'maxOutputTokens', options.maxOutputTokens)
   const temperature = options.temperature
-  if (temperature !== undefined && (typeof temperature !== 'number' || !Number.isFinite(temperature) || temperature < 0))
+  if (
+    temperature !== undefined &&
+    (typeof temperature !== 'number' || !Number.isFinite(temperature) || temperature < 0)
+  )
     throw invalidOption(provider, 'temperature', 'a finite number of at least 0', temperature)
   const output = options.output
   if (
@@ -133,7 +136,11 @@ export function conflictingOutputOption(provider: ProviderIdentity, field: strin
 }
 
 /** Reads an optional positive-integer option (a token limit): absent → `undefined`, else {@link invalidOption} unless it is one. */
-export function readPositiveInteger(provider: ProviderIdentity, option: string, value: unknown): number | undefined {
+export function readPositiveInteger(
+  provider: ProviderIdentity,
+  option: string,
+  value: unknown,
+): number | undefined {
   if (value === undefined) return undefined
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
     throw invalidOption(provider, option, 'a positive integer', value)

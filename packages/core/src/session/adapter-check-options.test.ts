@@ -57,7 +57,9 @@ describe('AgentAdapter.checkOptions', () => {
     adapter.throwPlain = true
     const agent = createAgent({}, { adapter, persister: new InMemoryPersister() })
     const session = await agent.createSession()
-    const error = await session.send('x', { providerOptions: { test: { reserved: 1 } } }).catch((e: unknown) => e)
+    const error = await session
+      .send('x', { providerOptions: { test: { reserved: 1 } } })
+      .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(ValidationError)
     expect((error as ValidationError).cause).toBeInstanceOf(TypeError)
     expect(session.state).toBe('created')
@@ -70,7 +72,9 @@ describe('AgentAdapter.checkOptions', () => {
     const session = await agent.createSession()
     await expect(session.send('hi')).rejects.toBeDefined()
     expect(session.state).toBe('error')
-    await expect(session.retry({ providerOptions: { test: { reserved: 1 } } })).rejects.toBeInstanceOf(ValidationError)
+    await expect(session.retry({ providerOptions: { test: { reserved: 1 } } })).rejects.toBeInstanceOf(
+      ValidationError,
+    )
     expect(session.state).toBe('error')
     expect((await session.retry()).text).toBe('again')
 

@@ -17,7 +17,10 @@ function recordingLogger(): Logger & { warnings: string[] } {
   return { warnings, debug: ignore, info: ignore, error: ignore, warn: (message) => warnings.push(message) }
 }
 
-async function run(turns: AdapterMessage[][], tools?: NonNullable<Parameters<typeof createAgent>[0]>['tools']) {
+async function run(
+  turns: AdapterMessage[][],
+  tools?: NonNullable<Parameters<typeof createAgent>[0]>['tools'],
+) {
   const persister = new InMemoryPersister()
   const logger = recordingLogger()
   const adapter = new ScriptedAdapter(turns)

@@ -177,7 +177,9 @@ describe('human input: a call that needs approval', () => {
     expect(result.pending?.map((p) => [p.toolUseId, p.kind])).toEqual([['r1', 'approval']])
     expect(session.state).toBe('waiting_input')
     expect(log).toEqual([])
-    expect((await session.send([{ type: 'tool_approval', toolUseId: 'r1', approved: true }])).text).toBe('after')
+    expect((await session.send([{ type: 'tool_approval', toolUseId: 'r1', approved: true }])).text).toBe(
+      'after',
+    )
     expect(log).toEqual(['ran'])
     await agent.close()
   })

@@ -11,7 +11,7 @@ import { EventStream } from '../util/event-stream.js'
 import { compactNow } from './compaction.js'
 import { type CompactOptions, validateCompactOptions } from './compaction-options.js'
 import { runSend, type SendHooks } from './send-loop.js'
-import { assertRetryable } from './send-opening.js'
+import { assertRetryable, retryOptions } from './send-opening.js'
 import { defaultModelOf, profileFor } from './send-profile.js'
 import type { SendOptions, Session } from './session.js'
 import { isAbort, type SendRun, SessionCore } from './session-core.js'
@@ -31,6 +31,7 @@ import {
 import type { SessionProfile } from './session-profile.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { canSend } from './session-state.js'
+import { assertNotWaitingChild, ROUTED_BY_PARENT } from './subagents.js'
 import type { SessionUpdate } from './session-update.js'
 import { validateSendInput, validateSendOptions } from './validate-input.js'
 
@@ -119,8 +120,11 @@ export class BaseSession implements Session {
     content: string | Array<ContentBlock | ToolApproval | ToolAnswer>,
     options?: SendOptions,
   ): AsyncIterable<SessionEvent> {
-    const sink = new EventStream<SessionEvent>(() => this.abort())
-    let run: SendRun
+    let run: SendRun | undefined
+    // Leaving the loop early aborts the send, unless it already failed (its last events are out).
+    const sink = new EventStream<SessionEvent>(() => {
+      if (run?.failing !== true) this.abort()
+    })
     try {
       run = this.#begin(content, options, sink)
     } catch (error) {
@@ -149,7 +153,11 @@ export class BaseSession implements Session {
       // (its lease not yet expired when this agent started): the claim decides (see runSend).
       if (!(core.data.state === 'active' && core.lease !== undefined && !core.busy)) assertRetryable(core)
       if (core.busy) throw new SessionBusyError(this.id)
-      run = this.#newRun({ kind: 'retry' }, validateSendOptions(options), undefined)
+      run = this.#newRun(
+        { kind: 'retry' },
+        retryOptions(core.failedOptions, validateSendOptions(options)),
+        undefined,
+      )
     } catch (error) {
       return Promise.reject(error)
     }
@@ -160,6 +168,7 @@ export class BaseSession implements Session {
     const core = this.#core
     core.assertUsable()
     if (core.busy) throw new SessionBusyError(this.id)
+    assertNotWaitingChild(core.data, 'complete')
     return completeSession(core)
   }
 
@@ -270,6 +279,19 @@ export class BaseSession implements Session {
   }
 
   /**
+   * Takes in the session's record as just read from the store (another process may have changed
+   * it). Internal: called by the agent when it lists or loads sessions.
+   */
+  takeIn(stored: SessionData): void {
+    this.#core.takeIn(stored)
+  }
+
+  /** Reads the session's record from the store and takes it in. Internal: called by the agent. */
+  reloadRecord(): Promise<void> {
+    return this.#core.reloadRecord()
+  }
+
+  /**
    * The store no longer holds this session (its parent's delete cascaded to it): it becomes
    * `deleted` at once — a send running is aborted first — and nothing it still had queued is
    * written, so it can never come back as an orphan row. Internal: called by the agent.
@@ -306,6 +328,9 @@ export class BaseSession implements Session {
     if (core.busy) throw new SessionBusyError(this.id)
     const input = validateSendInput(content)
     const checkedOptions = validateSendOptions(options)
+    if ((options as { [ROUTED_BY_PARENT]?: boolean } | undefined)?.[ROUTED_BY_PARENT] !== true) {
+      assertNotWaitingChild(core.data, 'send')
+    }
     if (checkedOptions.agent !== undefined) profileFor(core, checkedOptions.agent)
     if (!canSend(core.data.state) && core.data.state !== 'active') {
       throw new SessionStateError(`Session ${this.id} cannot send in state '${core.data.state}'.`, {

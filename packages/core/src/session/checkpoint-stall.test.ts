@@ -11,8 +11,10 @@ import { ScriptedAdapter } from '../testing/scripted-adapter.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const storedReply = async (persister: InMemoryPersister, sessionId: string): Promise<AnyMessage | undefined> =>
-  (await persister.getMessages(sessionId)).find((m) => m.type === 'agent')
+const storedReply = async (
+  persister: InMemoryPersister,
+  sessionId: string,
+): Promise<AnyMessage | undefined> => (await persister.getMessages(sessionId)).find((m) => m.type === 'agent')
 
 /** An adapter that yields each delta after its delay, then waits until aborted. */
 function slowAdapter(deltas: ReadonlyArray<readonly [delayMs: number, text: string]>): AgentAdapter {
@@ -33,7 +35,13 @@ describe('checkpoints while the provider stalls', () => {
     it(`${durability}: text streamed before a stall is saved one interval later`, async () => {
       const persister = new InMemoryPersister()
       const adapter = new ScriptedAdapter([
-        { events: [{ type: 'text-delta', text: 'partial ' }, { type: 'text-delta', text: 'reply' }], waitForAbort: true },
+        {
+          events: [
+            { type: 'text-delta', text: 'partial ' },
+            { type: 'text-delta', text: 'reply' },
+          ],
+          waitForAbort: true,
+        },
       ])
       const agent = createAgent({ durability, checkpointIntervalMs: 20 }, { adapter, persister })
       const session = await agent.createSession()

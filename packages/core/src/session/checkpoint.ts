@@ -30,7 +30,10 @@ export class PartialResponse {
   /** Whether it has anything worth keeping. */
   get isEmpty(): boolean {
     return (
-      !this.checkpointed && this.text.length === 0 && this.thinking.length === 0 && this.toolCalls.length === 0
+      !this.checkpointed &&
+      this.text.length === 0 &&
+      this.thinking.length === 0 &&
+      this.toolCalls.length === 0
     )
   }
 

@@ -80,7 +80,8 @@ export interface CompactionPlan {
  * calls); only a tool loop still running (the last turn, ending in tool calls or results) is cut
  * between two of its steps instead, never before a `tool` message. A final agent message with
  * tool calls is kept even when `keepRecentMessages` is `0` (its calls are still waiting for
- * results). `undefined` when nothing is old enough to summarise.
+ * results), and so is a last user message no complete reply answers. `undefined` when nothing is old enough to
+ * summarise.
  */
 export function planCompaction(
   messages: readonly AnyMessage[],
@@ -92,6 +93,13 @@ export function planCompaction(
   let cut = Math.max(0, visible.length - keepRecentMessages)
   const last = visible[visible.length - 1]
   if (cut === visible.length && last !== undefined && hasToolCalls(last)) cut -= 1
+  // An unanswered question (its reply failed or was cut off: no complete reply follows it) stays
+  // with what followed it: `retry()` sends it again, so a summary of it would show it twice.
+  const lastQuestion = visible.findLastIndex((message) => message.type === 'user')
+  const answered = visible
+    .slice(lastQuestion + 1)
+    .some((message) => message.type === 'agent' && message.incomplete !== true)
+  if (lastQuestion >= 0 && !answered) cut = Math.min(cut, lastQuestion)
   if (cut < visible.length) {
     const inLastTurn = !visible.some((message, index) => index > cut && message.type === 'user')
     const inProgress = last!.type === 'tool' || hasToolCalls(last!)

@@ -741,7 +741,11 @@ describe('compaction: with pending calls and retry', () => {
 })
 
 /** A stored message of session `s` for the planning tests. */
-const message = (seq: number, type: AnyMessage['type'], content: AnyMessage['content'] = `m${seq}`): AnyMessage => ({
+const message = (
+  seq: number,
+  type: AnyMessage['type'],
+  content: AnyMessage['content'] = `m${seq}`,
+): AnyMessage => ({
   id: `id-${seq}`,
   sessionId: 's',
   seq,
@@ -751,7 +755,6 @@ const message = (seq: number, type: AnyMessage['type'], content: AnyMessage['con
 })
 
 describe('compaction: planning and configuration', () => {
-
   it('plans nothing when every message is in the kept tail, and keeps a final call that waits for its result', () => {
     const messages = [message(0, 'user'), message(1, 'agent')]
     expect(planCompaction(messages, 2, 2)).toBeUndefined()
@@ -763,6 +766,17 @@ describe('compaction: planning and configuration', () => {
     ]
     // The waiting call stays, and with it the user message it answers.
     expect(planCompaction(waiting, 4, 0)).toMatchObject({ throughSeq: 1 })
+    // An unanswered question (its reply failed; retry() will send it) is not a whole turn: it
+    // stays out of the summary, even with nothing kept. Before, it was summarised and then sent
+    // again by the retry, so the model saw it twice.
+    const failed = [
+      message(0, 'user'),
+      message(1, 'agent'),
+      message(2, 'user'),
+      { ...message(3, 'agent'), incomplete: true },
+    ]
+    expect(planCompaction(failed, 4, 0)).toMatchObject({ throughSeq: 1 })
+    expect(planCompaction([message(0, 'user')], 1, 0)).toBeUndefined()
   })
 
   it('shows the model the latest summary and only the messages after its throughSeq, other summaries left out', () => {
@@ -816,7 +830,11 @@ describe('what compaction keeps together', () => {
       reply('final', 10),
     ])
     const agent = createAgent(
-      { model: 'm', tools: [lookup], compaction: { thresholdTokens: 1000, keepRecentMessages: 0, adapter: summariser } },
+      {
+        model: 'm',
+        tools: [lookup],
+        compaction: { thresholdTokens: 1000, keepRecentMessages: 0, adapter: summariser },
+      },
       { adapter: model, persister: new InMemoryPersister() },
     )
     const session = await agent.createSession()
@@ -841,7 +859,10 @@ describe('what compaction keeps together', () => {
       textTurn('Answer to Q1'),
       summaryTurn('SUMMARY'),
     ])
-    const agent = createAgent({ model: 'm', tools: [lookup] }, { adapter: model, persister: new InMemoryPersister() })
+    const agent = createAgent(
+      { model: 'm', tools: [lookup] },
+      { adapter: model, persister: new InMemoryPersister() },
+    )
     const session = await agent.createSession()
     await session.send('Q0') // 0 user, 1 agent (tool call), 2 tool, 3 agent answer
     await session.send('Q1') // 4 user, 5 agent

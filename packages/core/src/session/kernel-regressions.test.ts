@@ -167,10 +167,19 @@ describe('kernel v2 regressions: input is validated before anything is stored', 
     ["an image with mediaType 'foo'", [{ type: 'image', mediaType: 'foo', data: 'AAAA' }]],
     ["an image with mediaType 'text/plain'", [{ type: 'image', mediaType: 'text/plain', data: 'AAAA' }]],
     ['an image whose data is not base64', [{ type: 'image', mediaType: 'image/png', data: '!!!' }]],
-    ['an image whose data is a data URL', [{ type: 'image', mediaType: 'image/png', data: 'data:image/png;base64,AAAA' }]],
+    [
+      'an image whose data is a data URL',
+      [{ type: 'image', mediaType: 'image/png', data: 'data:image/png;base64,AAAA' }],
+    ],
     ["an image with url 'not a url'", [{ type: 'image', mediaType: 'image/png', url: 'not a url' }]],
-    ['an image with a javascript: url', [{ type: 'image', mediaType: 'image/png', url: 'javascript:alert(1)' }]],
-    ['an image with a data URL that is not base64', [{ type: 'image', mediaType: 'image/png', url: 'data:image/png,%89PNG' }]],
+    [
+      'an image with a javascript: url',
+      [{ type: 'image', mediaType: 'image/png', url: 'javascript:alert(1)' }],
+    ],
+    [
+      'an image with a data URL that is not base64',
+      [{ type: 'image', mediaType: 'image/png', url: 'data:image/png,%89PNG' }],
+    ],
   ]
   for (const [label, content] of bad) {
     it(`send(${label}) rejects with ValidationError, stores nothing, and does not poison the session`, async () => {

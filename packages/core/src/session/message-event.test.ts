@@ -30,7 +30,12 @@ function toolLoop() {
     textTurn('found it'),
   ])
 }
-const lookup = { name: 'lookup', description: 'looks up', inputSchema: { type: 'object' }, execute: () => 'x' }
+const lookup = {
+  name: 'lookup',
+  description: 'looks up',
+  inputSchema: { type: 'object' },
+  execute: () => 'x',
+}
 
 describe('message events and durability', () => {
   it("in 'sync' durability every message shown is already in the store", async () => {
@@ -78,7 +83,10 @@ describe('message events and durability', () => {
 
   it("in 'sync' durability the events keep their order: the user message, then state active", async () => {
     const persister = new SlowPersister()
-    const agent = createAgent({ durability: 'sync' }, { adapter: new ScriptedAdapter([textTurn('hi')]), persister })
+    const agent = createAgent(
+      { durability: 'sync' },
+      { adapter: new ScriptedAdapter([textTurn('hi')]), persister },
+    )
     const session = await agent.createSession()
     const events = await collect(session.stream('hello'))
     const kinds = events
@@ -98,7 +106,9 @@ describe('message events and durability', () => {
     const shown: Array<Promise<boolean>> = []
     session.subscribe((event) => {
       if (event.type === 'message' && event.message.incomplete) {
-        shown.push(persister.getMessages(session.id).then((stored) => stored.some((m) => m.id === event.message.id)))
+        shown.push(
+          persister.getMessages(session.id).then((stored) => stored.some((m) => m.id === event.message.id)),
+        )
       }
     })
     await expect(session.send('go')).rejects.toThrow()

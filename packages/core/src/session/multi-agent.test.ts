@@ -749,4 +749,102 @@ describe('agents as tools', () => {
       'agent',
     ])
   })
+
+  it("a batch holding the parent's own approval and an agent tool whose child then waits: what is pending is what the store says, and one answer to all of it runs the batch", async () => {
+    const log: string[] = []
+    const dangerous: Tool<{ x: number }> = {
+      name: 'dangerous',
+      description: 'does something',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: (input) => {
+        log.push(`dangerous ${input.x}`)
+        return 'done'
+      },
+    }
+    const persister = new InMemoryPersister()
+    const researcher = new ScriptedAdapter(
+      [toolCallTurn([{ id: 'c1', name: 'dangerous', input: { x: 11 } }]), textTurn('child done')],
+      { name: 'researcher' },
+    )
+    const lead = new ScriptedAdapter(
+      [
+        toolCallTurn([
+          { id: 'r1', name: 'researcher', input: { task: 'look it up' } },
+          { id: 'p1', name: 'dangerous', input: { x: 7 } },
+        ]),
+        textTurn('all done'),
+      ],
+      { name: 'lead' },
+    )
+    const agent = createAgent(
+      {
+        tools: [agentTool('researcher'), dangerous],
+        agents: { researcher: { adapter: researcher, tools: [dangerous] } },
+      },
+      { adapter: lead, persister },
+    )
+    const session = await agent.createSession()
+    const first = await session.send('go')
+    expect(first.pending?.map((call) => call.toolUseId)).toEqual(['p1'])
+    // p1 is answered: the child starts and stops for its own approval.
+    const second = await session.send([{ type: 'tool_approval', toolUseId: 'p1', approved: true }])
+    const stored = await session.getPending()
+    // Before, SendResult.pending listed only c1, while getPending() listed c1 and p1, and
+    // answering exactly SendResult.pending was refused ("missing: 'p1'").
+    expect(second.pending).toEqual(stored)
+    expect(stored.map((call) => call.toolUseId).sort()).toEqual(['c1', 'p1'])
+    expect(second.stopReason).toBe('tool_use')
+    expect(session.state).toBe('waiting_input')
+    expect(log).toEqual([])
+    const third = await session.send(
+      second.pending!.map((call) => ({
+        type: 'tool_approval' as const,
+        toolUseId: call.toolUseId,
+        approved: true,
+      })),
+    )
+    expect(third.text).toBe('all done')
+    expect(log.sort()).toEqual(['dangerous 11', 'dangerous 7'])
+    const tool = (await persister.getMessages(session.id)).find((message) => message.type === 'tool')!
+    expect((tool.content as ToolResultBlock[]).map((result) => result.toolUseId)).toEqual(['r1', 'p1'])
+    await agent.close()
+  })
+
+  it('a waiting child refuses answers sent to it directly (its parent would wait for good); the parent routes them', async () => {
+    const publish: Tool = {
+      name: 'publish',
+      description: 'publishes',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: () => 'published',
+    }
+    const { persister, agent } = setUp(
+      [toolCallTurn([{ id: 'p1', name: 'publish', input: {} }]), textTurn('Published.')],
+      [publish],
+    )
+    const session = await agent.createSession()
+    await session.send('research and publish')
+    const childData = (await persister.listSessions({ includeChildren: true })).find(
+      (s) => s.parentSessionId,
+    )!
+    const child = (await agent.getSession(childData.id))!
+    const before = await persister.getMessages(child.id)
+    // Before, the child took the answer and finished, and the parent stayed waiting_input with
+    // nothing pending: every answer to it was refused.
+    await expect(child.send([{ type: 'tool_approval', toolUseId: 'p1', approved: true }])).rejects.toThrow(
+      new RegExp(`send the answers to ${session.id}`),
+    )
+    await expect(child.send('just text')).rejects.toMatchObject({ code: 'VALIDATION' })
+    await expect(child.complete()).rejects.toMatchObject({
+      name: 'SessionStateError',
+      state: 'waiting_input',
+    })
+    expect(child.state).toBe('waiting_input')
+    expect(await persister.getMessages(child.id)).toEqual(before)
+    const result = await session.send([{ type: 'tool_approval', toolUseId: 'p1', approved: true }])
+    expect(result.text).toBe('The capital is Paris.')
+    expect(child.state).toBe('idle')
+    await agent.close()
+  })
 })

@@ -3,9 +3,10 @@
 import { describe, expect, it, vi } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
 import type { AnyMessage } from '../contracts/messages.js'
+import { AdapterError } from '../errors/adapter-error.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
-import { textTurn, toolCallTurn } from '../testing/stream-helpers.js'
+import { textTurn, toolCallTurn, usage } from '../testing/stream-helpers.js'
 import type { Tool } from '../tools/tool.js'
 import { historyForModel } from './continuation.js'
 
@@ -56,6 +57,113 @@ describe('retry() after OUTPUT_INVALID', () => {
   })
 })
 
+describe('usage of a reply whose tools run', () => {
+  for (const durability of ['sync', 'async'] as const) {
+    it(`${durability}: is in the stored session record before the tools run (a crash while they run keeps it)`, async () => {
+      const persister = new InMemoryPersister()
+      let seen: number | undefined
+      const probe: Tool = {
+        name: 'probe',
+        description: 'reads the store',
+        inputSchema: { type: 'object' },
+        execute: async (_input, context) => {
+          // What a restarted process would find if this one died now.
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          seen = (await persister.getSession(context.sessionId))!.tokenUsage.totalTokens
+          return 'ok'
+        },
+      }
+      const adapter = new ScriptedAdapter([
+        toolCallTurn([{ id: 'p1', name: 'probe', input: {} }], { usage: usage(1000, 50) }),
+        textTurn('done', { usage: usage(1100, 5) }),
+      ])
+      const agent = createAgent({ durability, tools: [probe] }, { adapter, persister })
+      const session = await agent.createSession()
+      await session.send('go')
+      // Before, 0: the session record was written with the usage only at the end of the send.
+      expect(seen).toBe(1050)
+      await agent.close()
+    })
+  }
+})
+
+describe('retry() repeats the options of the send that failed', () => {
+  it('after OUTPUT_INVALID, retry() without options asks for the structured output again and checks it', async () => {
+    const adapter = new ScriptedAdapter([
+      textTurn('not json'),
+      textTurn('still not json'),
+      textTurn('{"n":2}'),
+    ])
+    const agent = createAgent({}, { adapter, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    const output = { schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } }
+    await expect(session.send('give n', { output, temperature: 0.2 })).rejects.toMatchObject({
+      code: 'OUTPUT_INVALID',
+    })
+    // Before, retry() dropped `output`: the reply was neither asked for as JSON nor checked, and
+    // the session went idle with 'still not json' as its answer.
+    await expect(session.retry()).rejects.toMatchObject({ code: 'OUTPUT_INVALID' })
+    expect(adapter.calls[1]!.options.output).toEqual({ name: 'output', schema: output.schema })
+    expect(adapter.calls[1]!.options.temperature).toBe(0.2)
+    // Its own options win.
+    const result = await session.retry({ temperature: 0 })
+    expect(result.output).toEqual({ n: 2 })
+    expect(adapter.calls[2]!.options.temperature).toBe(0)
+    await agent.close()
+  })
+
+  it('after a provider error too; a send that succeeds forgets them', async () => {
+    const adapter = new ScriptedAdapter([
+      {
+        events: [],
+        error: new AdapterError('overloaded', { kind: 'server', provider: 'scripted', retryable: false }),
+      },
+      textTurn('{"n":1}'),
+      textTurn('plain'),
+    ])
+    const agent = createAgent({ retry: { maxRetries: 0 } }, { adapter, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    const output = { schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } }
+    await expect(session.send('give n', { output })).rejects.toMatchObject({ kind: 'server' })
+    expect((await session.retry()).output).toEqual({ n: 1 })
+    const plain = await session.send('and now plain text')
+    expect(plain.output).toBeUndefined()
+    expect(adapter.calls[2]!.options.output).toBeUndefined()
+    await agent.close()
+  })
+})
+
+describe('retry() after OUTPUT_INVALID with a provider session id', () => {
+  it("replays the history instead of resuming from the refused reply's response", async () => {
+    const turn = (sessionId: string, text: string) => [
+      { type: 'session' as const, sessionId },
+      ...textTurn(text),
+    ]
+    const adapter = new ScriptedAdapter([
+      turn('resp_1', 'hello'),
+      turn('resp_2', 'not json'),
+      turn('resp_3', '{"n":1}'),
+      turn('resp_4', 'bye'),
+    ])
+    const agent = createAgent({}, { adapter, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    await session.send('hi')
+    const output = { schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } }
+    await expect(session.send('give n', { output })).rejects.toMatchObject({ code: 'OUTPUT_INVALID' })
+    expect((await session.retry({ output })).output).toEqual({ n: 1 })
+    await session.send('thanks')
+    // Before, the retry resumed from resp_2: the provider saw the refused reply and the question again.
+    expect(adapter.calls.map((call) => call.options.resume)).toEqual([
+      undefined,
+      'resp_1',
+      undefined,
+      'resp_3',
+    ])
+    expect(adapter.calls[2]!.options.history.map((m) => m.type)).toEqual(['user', 'agent'])
+    await agent.close()
+  })
+})
+
 describe('abort while a tool ignores its signal', () => {
   it('ends the send at once: the call is answered as stopped, the next send and close() work', async () => {
     const persister = new InMemoryPersister()
@@ -69,7 +177,12 @@ describe('abort while a tool ignores its signal', () => {
         return new Promise(() => undefined)
       },
     }
-    const quick: Tool = { name: 'quick', description: 'q', inputSchema: { type: 'object' }, execute: () => 'q' }
+    const quick: Tool = {
+      name: 'quick',
+      description: 'q',
+      inputSchema: { type: 'object' },
+      execute: () => 'q',
+    }
     const adapter = new ScriptedAdapter([
       toolCallTurn([
         { id: 'h1', name: 'hang', input: {} },

@@ -68,6 +68,9 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
     checkAdapterOptions(core, { tools, options, profile })
     started = true
+    // A retry of a reply that failed structured output: the provider session id is that reply's,
+    // which the retry leaves out of the history, so the first request replays the history instead.
+    const replayFirst = retryFrom !== undefined && core.retryAnswered
     core.retryAnswered = false
     if (retryFrom !== undefined) {
       core.setState('active', emit)
@@ -94,7 +97,15 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     for (let step = 1; pending.length === 0; step++) {
       context.adapter = profile.adapter ?? core.adapter
       context.agentName = core.options.profiles === undefined ? undefined : profile.name
-      const request = { historyEnd, tools, options, signal, profile, adapter: context.adapter }
+      const request = {
+        historyEnd,
+        tools,
+        options,
+        signal,
+        profile,
+        adapter: context.adapter,
+        replay: replayFirst && step === 1,
+      }
       let streamOptions = streamOptionsFor(core, request)
       const summary = await compactBeforeRequest(core, run, {
         prompt,
@@ -131,6 +142,9 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       await core.write(core.append(last, run))
       const calls = toolCallsOf(last)
       if (calls.length === 0) break
+      // Before its tools run, the session's record takes in the reply's usage: a process killed
+      // while they run keeps it (the last write of the send would have stored it).
+      await core.write(core.queue?.saveSession(core.toSessionData()))
       const stepContext = batchContext(core, run, signal)
       // A call that needs approval or is a client tool holds the whole batch (DESIGN §10.1).
       pending = await pendingCalls(calls, tools, stepContext)
@@ -171,10 +185,12 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       messages: run.produced,
       text,
       usage: sendUsage,
-      stopReason: last?.stopReason,
+      // A send that answered a batch which keeps waiting made no request: the batch's own reason.
+      stopReason: last?.stopReason ?? batch?.message.stopReason,
     }
     if (pending.length > 0) result.pending = pending
     if (output !== undefined) result.output = output.value
+    core.failedOptions = undefined
     emit({ type: 'done', result })
     return result
   } catch (caught) {
@@ -194,9 +210,22 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     ) {
       throw error
     }
+    if (core.deletedWhileRunning) {
+      // Deleted under the send (pruned here without leases, or gone from the store): nothing of
+      // it is written any more, and the caller learns why rather than seeing an abort.
+      core.deletedWhileRunning = false
+      run.settled = true
+      const deleted = new SessionStateError(
+        `Session ${core.id} was deleted while this send ran; nothing more of it is stored.`,
+        { state: 'deleted', cause: error },
+      )
+      emit({ type: 'error', error: deleted })
+      throw deleted
+    }
     const aborted = isAbort(error)
     run.settled = true
     core.retryAnswered = error instanceof ValidationError && error.code === 'OUTPUT_INVALID'
+    core.failedOptions = run.options
     if (core.data.state !== 'deleted') {
       // A failure before the model was called (loading history, a sync write) still ends the send in `error`.
       if (core.data.state !== 'active') core.setState('active', emit)
@@ -253,6 +282,7 @@ function requestContext(
     saveCheckpoint: (message) =>
       core.write(core.queue?.saveMessage(withAgentName(message, context.agentName))),
     keepPartial: (message) => {
+      if (message.stopReason === 'error') run.failing = true
       const kept = core.history.append(withAgentName({ ...message, incomplete: true }, context.agentName))
       const shown = core.show(kept, core.queue?.saveMessage(kept), run.emit)
       // The send fails with the model's error either way; a failed write is reported by the queue.

@@ -3,9 +3,10 @@ import { textOf } from '../util/content-text.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import type { PendingToolCall, Tool } from '../tools/tool.js'
 import { isAgentTool } from '../tools/agent-tool.js'
-import { type PendingAnswer, repliedInstead, type WaitingBatch } from './approvals.js'
+import { type PendingAnswer, pendingCalls, repliedInstead, type WaitingBatch } from './approvals.js'
 import { type Continuation, continuationForRetry } from './continuation.js'
 import type { SendRun, SessionCore } from './session-core.js'
+import type { SendOptions } from './session.js'
 import type { SessionEvent } from './session-events.js'
 import { closeWaitingChildren } from './subagents.js'
 import { type BatchContext, resultEvent, runBatch } from './tool-step.js'
@@ -68,10 +69,15 @@ export async function openSend(
     // In `sync` durability the store says `active` before an approved tool runs: a crash while it
     // runs leaves the send `interrupted` (to retry), not the calls pending as if never answered.
     await core.write(core.queue?.saveSession(core.toSessionData()))
-    const outcome = await runBatch(batch.calls, tools, batchContext(core, run, signal), answers)
-    // A sub-agent stopped again for another answer: the batch keeps waiting.
+    const context = batchContext(core, run, signal)
+    const outcome = await runBatch(batch.calls, tools, context, answers)
     const usage = outcome.usage === undefined ? {} : { usage: outcome.usage }
-    if (outcome.kind === 'waiting') return { waiting: outcome.pending, ...usage }
+    if (outcome.kind === 'waiting') {
+      // A sub-agent stopped (again) for an answer: the batch keeps waiting, and what it waits on is
+      // what the store says — the sub-agents' calls and the batch's own calls that wait, which are
+      // asked again (their answers take effect when the whole batch runs; none is stored before).
+      return { waiting: await pendingCalls(batch.calls, tools, context), ...usage }
+    }
     const historyEnd = core.history.messages.length
     // Stored also when aborted while the tools ran: each answered call keeps its result.
     await core.write(core.append(core.newMessage('tool', outcome.results), run))
@@ -145,4 +151,14 @@ function summarize(content: string | ContentBlock[]): string {
   const text = textOf(content).replace(/\s+/g, ' ').trim()
   const characters = Array.from(text)
   return characters.length > SUMMARY_LENGTH ? `${characters.slice(0, SUMMARY_LENGTH - 1).join('')}…` : text
+}
+
+/**
+ * The options of a `retry()`: those of the send that failed (in this process), without its signal
+ * and its profile (the retry runs the profile that answered last), overridden by `given`.
+ */
+export function retryOptions(failed: SendOptions | undefined, given: SendOptions): SendOptions {
+  if (failed === undefined) return given
+  const { signal: _signal, agent: _agent, ...repeated } = failed
+  return { ...repeated, ...given }
 }

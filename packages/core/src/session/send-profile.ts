@@ -84,13 +84,19 @@ export function streamOptionsFor(
     signal: AbortSignal
     profile: SessionProfile
     adapter: AgentAdapter
+    /** The history is replayed: no `resume`, whatever the provider session id. */
+    replay?: boolean
   },
 ): AdapterStreamOptions {
   const streamOptions = requestOptionsFor(core, request)
   streamOptions.history = historyWithCompaction(core.history.messages, request.historyEnd)
   streamOptions.signal = request.signal
   // A provider session id goes back only to the adapter that issued it; another one replays the history.
-  if (core.data.providerSessionId !== undefined && request.adapter === core.resumeIssuer()) {
+  if (
+    request.replay !== true &&
+    core.data.providerSessionId !== undefined &&
+    request.adapter === core.resumeIssuer()
+  ) {
     streamOptions.resume = core.data.providerSessionId
   }
   return streamOptions

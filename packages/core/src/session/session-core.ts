@@ -35,6 +35,11 @@ export interface SendRun {
    * `error`): the session takes a new send from their listeners.
    */
   settled?: boolean
+  /**
+   * A model request of this send failed (not aborted) and its partial reply is being shown: a
+   * `stream()` consumer that leaves on those last events does not turn the failure into an abort.
+   */
+  failing?: boolean
 }
 
 /**
@@ -73,6 +78,13 @@ export class SessionCore {
    * user message. Known in this process only.
    */
   retryAnswered = false
+  /**
+   * The options of the last send that failed or was aborted, in this process: `retry()` repeats
+   * them (its own options win), so a retried structured-output send asks for the output again.
+   */
+  failedOptions: SendOptions | undefined
+  /** The session was deleted while a send ran: that send rejects with `SessionStateError` (`deleted`). */
+  deletedWhileRunning = false
 
   constructor(init: SessionInit) {
     const { data, adapter, options, persister } = init
@@ -101,6 +113,7 @@ export class SessionCore {
           options.logger?.error('agentx: a write failed', { sessionId: data.id, code: error.code })
           this.emit({ type: 'persist-error', error })
         },
+        onGone: () => this.lostFromStore(),
       })
     }
   }
@@ -226,6 +239,21 @@ export class SessionCore {
   }
 
   /**
+   * A write found the session gone from the store (another process or the application deleted
+   * it there): a running send is stopped, and the session becomes `deleted` with nothing more
+   * written, instead of its record being written back as an empty session.
+   */
+  lostFromStore(): void {
+    if (this.data.state === 'deleted') return
+    const run = this.run
+    if (run !== undefined && !run.settled) {
+      this.deletedWhileRunning = true
+      run.controller.abort()
+    }
+    void this.markDeleted(run?.emit)
+  }
+
+  /**
    * The store no longer holds this session (deleted here, by a parent's cascade, or by another
    * process): `deleted` at once — the agent lets the object go on its `state` event — its history
    * and listeners dropped, and nothing it still had queued is written, so it can never come back
@@ -233,6 +261,8 @@ export class SessionCore {
    */
   markDeleted(emit?: (event: SessionEvent) => void): Promise<void> {
     if (this.data.state === 'deleted') return Promise.resolve()
+    // A lease claimed to delete it (or by a send) went with the record: stop renewing it.
+    this.lease?.abandon()
     const discarded = this.queue?.discard()
     this.setState('deleted', emit)
     this.history.clear()
@@ -295,6 +325,34 @@ export class SessionCore {
       cause: caught,
       retryable: false,
     })
+  }
+
+  /**
+   * Takes in the session's record as the store has it (a listing, a `getSession`): what another
+   * process changed (its state after a send, a sweep's `interrupted`, an update) shows at once.
+   * Ignored while this object runs a send, has writes of its own pending (they are newer) or is
+   * deleted; the messages are taken in before the next send ({@link SessionCore.refresh}).
+   */
+  takeIn(stored: SessionData): void {
+    if (stored.id !== this.id || !this.mayTakeIn) return
+    if (stored.providerSessionId !== this.data.providerSessionId) this.forgetResumeIssuer()
+    const previous = this.data.state
+    this.data = { ...stored }
+    this.usage = { ...stored.tokenUsage }
+    // Listeners (and the agent's subscribers) learn of a state another process (or the sweep) set.
+    if (stored.state !== previous) this.emit({ type: 'state', state: stored.state, previous })
+  }
+
+  /** Whether the stored record may replace this object's: no send runs here, none of its writes is pending. */
+  get mayTakeIn(): boolean {
+    return this.data.state !== 'deleted' && !this.busy && (this.queue === undefined || this.queue.idle)
+  }
+
+  /** {@link SessionCore.takeIn} of the record read from the store now; no read when it would be ignored. */
+  async reloadRecord(): Promise<void> {
+    if (this.persister === undefined || !this.mayTakeIn) return
+    const stored = await this.persister.getSession(this.id)
+    if (stored !== null) this.takeIn(stored)
   }
 
   /**

@@ -1,6 +1,6 @@
 // Several agents (standing in for processes) on one store: the kernel side of leases (DESIGN
 // §10.6) and retention (§10.7). The persister packages run the same scenarios with real processes.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
@@ -20,7 +20,11 @@ describe('leases: several agents on one store', () => {
     const running = session.send('from the first')
     await new Promise((resolve) => setTimeout(resolve, 5))
     const other = (await second.getSession(session.id))!
-    await expect(other.send('from the second')).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    await expect(other.send('from the second')).rejects.toMatchObject({
+      code: 'SESSION_BUSY',
+      // Not "wait for the current send to finish or abort it": nothing runs in this process.
+      message: expect.stringMatching(/held by another process/),
+    })
     expect(other.state).not.toBe('error')
     await running
     await first.close()
@@ -209,6 +213,116 @@ describe('retention', () => {
   })
 })
 
+describe('deleting a session', () => {
+  it('stops renewing the lease it claimed to delete it (the lease went with the record)', async () => {
+    const warnings: string[] = []
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (message: string) => warnings.push(message),
+      error: (message: string) => warnings.push(message),
+    }
+    const persister = new InMemoryPersister()
+    const agent = createAgent(
+      { leaseTtlMs: 30 },
+      { adapter: new ScriptedAdapter([textTurn('hi')]), persister, logger },
+    )
+    const idle = await agent.createSession()
+    await idle.send('hello')
+    await agent.deleteSession(idle.id)
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    // Before, a renewal every 10 ms failed for good: "renewing a session lease failed; retrying".
+    expect(warnings).toEqual([])
+    await agent.close()
+  })
+})
+
+describe('listing what another agent changed', () => {
+  it('getSessions() and getSession() show the store: another agent sent, and a dead send was swept', async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('hello from the first')]), persister },
+    )
+    const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const session = await first.createSession()
+    // The second agent holds the session object (a listing caches it).
+    expect((await second.getSessions()).map((s) => s.state)).toEqual(['created'])
+    await session.send('hi')
+    await session.flush()
+    // Before, both still said `created` with no summary until the second agent sent in it.
+    expect((await second.getSessions()).map((s) => [s.state, s.summary])).toEqual([['idle', 'hi']])
+    expect((await second.getSession(session.id))!.state).toBe('idle')
+    await first.close()
+    await second.close()
+  })
+})
+
+describe('retention across agents on one store', () => {
+  it('pruneSessions of another agent never deletes a session a send runs in, whatever the states asked', async () => {
+    const persister = new InMemoryPersister()
+    const runner = createAgent(
+      { durability: 'sync' },
+      { adapter: new ScriptedAdapter([{ events: textTurn('a slow reply'), delayMs: 30 }]), persister },
+    )
+    const pruner = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const session = await runner.createSession()
+    const running = session.send('keep me')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const future = new Date(Date.now() + 60_000)
+    // Before, the default states deleted it (it was still `idle` in the store) and the send wrote
+    // an empty session back.
+    expect(await pruner.pruneSessions({ before: future })).toBe(0)
+    expect(await pruner.pruneSessions({ before: future, states: ['active', 'idle'] })).toBe(0)
+    const result = await running
+    expect(result.text).toBe('a slow reply')
+    expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual(['user', 'agent'])
+    // Once the send has ended and released its lease, the session may go.
+    expect(await pruner.pruneSessions({ before: future })).toBe(1)
+    await runner.close()
+    await pruner.close()
+  })
+})
+
+describe('a session deleted from the store while a send runs in it', () => {
+  for (const durability of ['sync', 'async'] as const) {
+    it(`${durability}: the send rejects with SessionStateError (deleted) and nothing of it is written back`, async () => {
+      const persister = new InMemoryPersister()
+      const adapter = new ScriptedAdapter([
+        {
+          events: textTurn('a long reply that streams in several checkpointed pieces', { chunkSize: 4 }),
+          delayMs: 5,
+        },
+      ])
+      const agent = createAgent({ durability, checkpointIntervalMs: 10 }, { adapter, persister })
+      const session = await agent.createSession()
+      const unhandled: unknown[] = []
+      const onUnhandled = (reason: unknown) => unhandled.push(reason)
+      process.on('unhandledRejection', onUnhandled)
+      try {
+        const sent = session.send('hi').then(
+          () => 'resolved',
+          (error: unknown) => error,
+        )
+        await vi.waitFor(() => expect(adapter.calls).toHaveLength(1))
+        // Deleted in the store behind the agent's back (a tool, another process without leases).
+        await persister.deleteSession(session.id)
+        // Before: async resolved and wrote an empty session back; sync rejected with NOT_FOUND and
+        // wrote the session back in state `error`.
+        expect(await sent).toMatchObject({ name: 'SessionStateError', state: 'deleted' })
+        expect(session.state).toBe('deleted')
+        await agent.close()
+        expect(await persister.getSession(session.id)).toBeNull()
+        expect(await persister.getMessages(session.id).catch(() => [])).toEqual([])
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        expect(unhandled).toEqual([])
+      } finally {
+        process.off('unhandledRejection', onUnhandled)
+      }
+    })
+  }
+})
+
 describe('deleting across agents on one store', () => {
   it('a session deleted by another agent is deleted here too: send, update, complete and fork write nothing back', async () => {
     const persister = new InMemoryPersister()
@@ -338,6 +452,72 @@ describe('a send of a process that died while its lease was still live', () => {
     await agent.close()
   })
 
+  it('is marked `interrupted` in the store once its lease has run out, by an agent that started while it was live', async () => {
+    const { persister, id } = await killedMidReply(150)
+    const sweeps: number[] = []
+    const counting = new Proxy(persister, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver)
+        if (typeof value !== 'function') return value
+        if (property !== 'markInterrupted') return value.bind(target)
+        return async (...args: unknown[]) => {
+          const marked = await value.apply(target, args)
+          sweeps.push(marked)
+          return marked
+        }
+      },
+    })
+    const agent = createAgent({ leaseTtlMs: 60 }, { adapter: new ScriptedAdapter([]), persister: counting })
+    await agent.initialize()
+    expect((await persister.getSession(id))!.state).toBe('active')
+    const held = (await agent.getSession(id))!
+    expect(held.state).toBe('active')
+    const events: string[] = []
+    agent.subscribe((event, session) => {
+      if (event.type === 'state') events.push(`${session.id}:${event.previous}>${event.state}`)
+    })
+    // Before, it stayed `active` until someone retried it or another agent started.
+    await waitFor(async () => (await persister.getSession(id))!.state === 'interrupted')
+    // The object this agent holds shows it too, with its `state` event.
+    await waitFor(async () => held.state === 'interrupted')
+    expect(events).toEqual([`${id}:active>interrupted`])
+    const listed = await agent.getSessions()
+    expect(listed.map((data) => [data.id, data.state])).toEqual([[id, 'interrupted']])
+    expect(await persister.getMessages(id)).toHaveLength(2)
+    await agent.close()
+    const after = sweeps.length
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    expect(sweeps.length).toBe(after)
+  })
+
+  it('never marks a live send of another agent whose lease is renewed', async () => {
+    const persister = new InMemoryPersister()
+    // Each event of the reply comes 100 ms apart: the send outlasts several lease lengths and sweeps.
+    const runner = createAgent(
+      { leaseTtlMs: 60 },
+      { adapter: new ScriptedAdapter([{ events: textTurn('slow and steady'), delayMs: 100 }]), persister },
+    )
+    const watcher = createAgent({ leaseTtlMs: 60 }, { adapter: new ScriptedAdapter([]), persister })
+    const session = await runner.createSession()
+    const seen = new Set<string>()
+    const running = session.send('go')
+    await watcher.initialize()
+    let done = false
+    const poll = (async () => {
+      while (!done) {
+        seen.add((await persister.getSession(session.id))!.state)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+    })()
+    await running
+    done = true
+    await poll
+    expect(seen.has('interrupted')).toBe(false)
+    await runner.close()
+    expect((await persister.getSession(session.id))!.state).toBe('idle')
+    await watcher.close()
+  })
+
   it('a new send after the lease expired starts from `interrupted`, and retry() of one that another process finished is refused', async () => {
     const { persister, id } = await killedMidReply(50)
     const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('fresh')]), persister })
@@ -365,3 +545,11 @@ describe('a send of a process that died while its lease was still live', () => {
     await second.close()
   })
 })
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the condition')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}

@@ -78,13 +78,19 @@ export class SessionLease {
       if (isAgentError(error) && error.code === 'NOT_FOUND') throw deletedElsewhere(sessionId, error)
       throw error
     }
-    if (!claimed) throw new SessionBusyError(sessionId)
+    if (!claimed) throw new SessionBusyError(sessionId, { elsewhere: true })
     this.#held = true
     this.#lost = false
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#renew(), Math.max(1, Math.floor(this.#ttlMs / 3)))
       this.#timer.unref?.()
     }
+  }
+
+  /** Stops renewing without a release: the session, and its lease with it, is gone from the store. */
+  abandon(): void {
+    this.#stopTimer()
+    this.#held = false
   }
 
   /**

@@ -123,6 +123,7 @@ export async function deleteSession(core: SessionCore): Promise<void> {
 export async function forgetSession(core: SessionCore, stop: () => Promise<void>): Promise<void> {
   if (core.data.state === 'deleted') return
   if (core.running) {
+    if (core.run !== undefined && !core.run.settled) core.deletedWhileRunning = true
     await stop()
     // Deleted meanwhile (the application called delete()): nothing more to do.
     if ((core.data.state as string) === 'deleted') return

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { AdapterMessage, AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AnyMessage } from '../contracts/messages.js'
 import { createAgent } from '../agent/create-agent.js'
 import { SessionManager } from '../agent/session-manager.js'
+import { AdapterError } from '../errors/adapter-error.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
 import { textTurn, usage } from '../testing/stream-helpers.js'
@@ -238,6 +239,34 @@ describe('step events and agent.subscribe', () => {
     const other = await agent.createSession()
     await other.send('x').catch(() => undefined)
     expect(heard.length).toBe(count)
+    await agent.close()
+  })
+})
+
+describe('stream() left on the last events of a failed send', () => {
+  it('the send stays failed (state error, its error stored), not turned into an abort', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([
+      {
+        events: [{ type: 'text-delta', text: 'half a rep' }],
+        error: new AdapterError('connection reset', {
+          kind: 'network',
+          provider: 'scripted',
+          retryable: true,
+        }),
+      },
+    ])
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    for await (const event of session.stream('hi')) {
+      // The partial reply is shown as the send fails: a consumer may stop reading here.
+      if (event.type === 'message' && event.message.type === 'agent') break
+    }
+    await vi.waitFor(() => expect(session.state).not.toBe('active'))
+    // Before, leaving the loop here aborted a send that had already failed: state `aborted`.
+    expect(session.state).toBe('error')
+    await session.flush()
+    expect((await persister.getSession(session.id))!.state).toBe('error')
     await agent.close()
   })
 })

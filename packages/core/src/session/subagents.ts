@@ -1,10 +1,13 @@
+import type { SessionData } from '../contracts/agent-persister.js'
 import type { TokenUsage, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
+import { SessionStateError } from '../errors/session-state-error.js'
+import { ValidationError } from '../errors/validation-error.js'
 import { textOf } from '../util/content-text.js'
 import { isAgentError } from '../errors/agent-error.js'
 import { errorResult } from '../tools/run-tools.js'
 import type { PendingToolCall } from '../tools/tool.js'
 import type { PendingAnswer } from './approvals.js'
-import type { Session } from './session.js'
+import type { SendOptions, Session } from './session.js'
 import type { SessionEvent } from './session-events.js'
 
 /** What a child session is made from. */
@@ -35,6 +38,13 @@ export interface ChildSessions {
    */
   find(id: string, of: ChildOf): Promise<Session | 'other' | undefined>
 }
+
+/**
+ * Marks the send by which a parent routes answers to its waiting child. A waiting child takes
+ * answers only this way: answered directly, the child would go on while its parent kept waiting
+ * on it for good.
+ */
+export const ROUTED_BY_PARENT: unique symbol = Symbol('agentx.routedByParent')
 
 /** What running an agent tool's call produced: its result, or the child's calls it waits on. */
 export type ChildOutcome =
@@ -144,10 +154,11 @@ export async function runChild(
       const pending = await child.getPending()
       const answers = pending.map((item) => context.answers?.get(item.toolUseId))
       if (answers.some((answer) => answer === undefined)) return { kind: 'waiting', pending }
-      send = child.send(answers as PendingAnswer[])
+      send = child.send(answers as PendingAnswer[], { [ROUTED_BY_PARENT]: true } as SendOptions)
     } else if (child.state === 'idle') {
       const [last] = await child.getMessages({ limit: 1 })
-      if (last?.type === 'agent') return { kind: 'done', result: textResult(call.id, textOf(last.content), profile) }
+      if (last?.type === 'agent')
+        return { kind: 'done', result: textResult(call.id, textOf(last.content), profile) }
       send = child.send(task, { agent: profile })
     } else {
       send = child.send(task, { agent: profile })
@@ -208,4 +219,22 @@ export async function closeWaitingChildren(
     const child: ClosableSession | undefined = (await locateChild(children, parentId, call)).child
     if (child?.state === 'waiting_input') await child.closePending?.()
   }
+}
+
+/**
+ * A child waiting for input is answered through its parent, which waits on its calls: answering
+ * (`send`) or completing it directly would leave the parent waiting for good.
+ */
+export function assertNotWaitingChild(data: SessionData, action: 'send' | 'complete'): void {
+  const parentId = data.parentSessionId
+  if (parentId === undefined || data.state !== 'waiting_input') return
+  if (action === 'send') {
+    throw new ValidationError(
+      `Session ${data.id} is a sub-agent waiting on behalf of session ${parentId}: send the answers to ${parentId} (getPending() there lists this session's calls), which routes them here.`,
+    )
+  }
+  throw new SessionStateError(
+    `Session ${data.id} is a sub-agent waiting on behalf of session ${parentId}: answer ${parentId}, or send it text to close the call.`,
+    { state: 'waiting_input' },
+  )
 }

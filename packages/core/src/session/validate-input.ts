@@ -4,6 +4,7 @@ import { ValidationError } from '../errors/validation-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import { parseDataUrl } from '../provider/content-blocks.js'
 import { isStandardSchema, type SchemaLike, toJsonSchema } from '../tools/schema.js'
+import { schemaShapeProblem } from '../tools/schema-shape.js'
 import { validateTools } from '../tools/validate-tools.js'
 import type { PendingAnswer } from './approvals.js'
 import type { SendOptions } from './session.js'
@@ -181,7 +182,16 @@ export function validateSendOptions(options: unknown): SendOptions {
       throw new ValidationError('output.name must be 1–64 letters, digits, _ or -.')
     }
     rejectUnknownKeys(output, ['schema', 'name'], 'output option', (message) => new ValidationError(message))
-    toJsonSchema(output.schema as SchemaLike, 'output.schema')
+    if (!isStandardSchema(output.schema)) {
+      const problem = schemaShapeProblem(output.schema, 'output.schema')
+      if (problem !== undefined) throw new ValidationError(problem)
+    }
+    try {
+      toJsonSchema(output.schema as SchemaLike, 'output.schema')
+    } catch (error) {
+      // A send's own option: bad input (ValidationError), not the agent's configuration.
+      throw new ValidationError((error as Error).message, { cause: (error as Error).cause })
+    }
   }
   return options as SendOptions
 }

@@ -39,6 +39,11 @@ export interface WriteQueueOptions {
   maxDelayMs?: number
   /** Called once per outage (when a write has failed `maxAttempts` times in a row) and per dropped write. */
   onError?: (error: AgentError) => void
+  /**
+   * Called instead of `onError` when a message write finds its session gone from the store
+   * (`NOT_FOUND`: deleted by another process, or directly in the store). Default is none.
+   */
+  onGone?: (error: AgentError) => void
 }
 
 /** What {@link WriteQueue.retract} found. */
@@ -68,6 +73,7 @@ export class WriteQueue {
   readonly #initialDelayMs: number
   readonly #maxDelayMs: number
   readonly #onError: ((error: AgentError) => void) | undefined
+  readonly #onGone: ((error: AgentError) => void) | undefined
   /** Slots in write order; `#head` indexes the next one, so dequeueing is O(1). */
   #queue: Slot[] = []
   #head = 0
@@ -89,6 +95,7 @@ export class WriteQueue {
     this.#initialDelayMs = options.initialDelayMs ?? 25
     this.#maxDelayMs = options.maxDelayMs ?? 5000
     this.#onError = options.onError
+    this.#onGone = options.onGone
   }
 
   /** Queues a message upsert; the promise settles when it (or a newer value of it) is durable. */
@@ -284,6 +291,11 @@ export class WriteQueue {
       slot.dead = true
       this.#slots.delete(slot.key)
       this.#head += 1
+      if (error.code === 'NOT_FOUND' && slot.record.kind === 'message' && this.#onGone !== undefined) {
+        // The session is gone: writing anything more (its record above all) would bring it back.
+        this.#onGone(error)
+        return
+      }
       this.#onError?.(error)
       this.#pump()
       return

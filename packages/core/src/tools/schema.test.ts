@@ -212,3 +212,186 @@ describe('the checks through a session', () => {
     await agent.close()
   })
 })
+
+describe('checkAgainst: the JSON Schema keywords the adapters leave to the kernel', () => {
+  // Providers' constrained decoding drops some keywords (Claude moves them into `description`,
+  // OpenAI's non-strict mode and Gemini ignore some): the kernel must still refuse a reply that
+  // breaks them. Before, each of these values came back as valid output.
+  const refused: Array<[string, Record<string, unknown>, unknown, RegExp]> = [
+    ['pattern', { type: 'string', pattern: '^[A-Z]{3}$' }, 'not-a-code', /does not match/],
+    ['format date-time', { type: 'string', format: 'date-time' }, '2026-02-30T10:00:00Z', /date-time/],
+    ['format email', { type: 'string', format: 'email' }, 'nobody', /email/],
+    ['format uuid', { type: 'string', format: 'uuid' }, '1234', /uuid/],
+    ['multipleOf', { type: 'number', multipleOf: 0.5 }, 0.3, /multiple of 0.5/],
+    ['exclusiveMinimum', { type: 'number', exclusiveMinimum: 0 }, 0, /not above 0/],
+    ['exclusiveMaximum', { type: 'number', exclusiveMaximum: 10 }, 10, /not below 10/],
+    ['anyOf', { anyOf: [{ type: 'integer' }, { type: 'null' }] }, 'x', /none of anyOf/],
+    ['oneOf', { oneOf: [{ type: 'number' }, { type: 'integer' }] }, 3, /2 of oneOf/],
+    ['allOf', { allOf: [{ type: 'string' }, { minLength: 3 }] }, 'ab', /too short/],
+    ['not', { not: { type: 'string' } }, 'x', /schema of not/],
+    [
+      '$ref',
+      { $defs: { n: { type: 'integer' } }, properties: { c: { $ref: '#/$defs/n' } } },
+      { c: 'x' },
+      /\$\.c: expected integer/,
+    ],
+    [
+      'additionalProperties schema',
+      { type: 'object', additionalProperties: { type: 'number' } },
+      { a: 'x' },
+      /\$\.a: expected number/,
+    ],
+    [
+      'prefixItems',
+      { type: 'array', prefixItems: [{ type: 'string' }], items: false },
+      ['a', 1],
+      /\$\[1\]: not allowed/,
+    ],
+    [
+      'uniqueItems',
+      { type: 'array', uniqueItems: true },
+      [
+        { a: 1, b: 2 },
+        { b: 2, a: 1 },
+      ],
+      /not unique/,
+    ],
+    ['minProperties', { type: 'object', minProperties: 1 }, {}, /too few properties/],
+    ['properties: false', { properties: { a: false } }, { a: 1 }, /\$\.a: not allowed/],
+    ['allOf [false]', { allOf: [false] }, 1, /not allowed/],
+    ['anyOf [false]', { anyOf: [false] }, 1, /none of anyOf/],
+    ['not: true', { not: true }, 1, /schema of not/],
+    ['multipleOf 1 (a tiny fraction)', { type: 'number', multipleOf: 1 }, 1e-10, /multiple of 1/],
+    ['multipleOf 2 (a near miss)', { type: 'number', multipleOf: 2 }, 4.0000000001, /multiple of 2/],
+    ['format ipv6 (URL syntax around it)', { type: 'string', format: 'ipv6' }, '::1]/a?b#c', /ipv6/],
+    ['a $ref to false', { $defs: { no: false }, $ref: '#/$defs/no' }, 1, /not allowed/],
+    ['a $ref that never ends', { $ref: '#' }, 1, /never ends/],
+  ]
+  for (const [keyword, jsonSchema, value, message] of refused) {
+    it(`refuses a value that breaks ${keyword}`, async () => {
+      const check = await checkAgainst(jsonSchema, value)
+      expect(check.ok).toBe(false)
+      expect((check as { issues: string[] }).issues.join('\n')).toMatch(message)
+    })
+  }
+
+  it('accepts values that meet them, and recursive schemas through $ref', async () => {
+    const accepted: Array<[Record<string, unknown>, unknown]> = [
+      [{ type: 'string', pattern: '^[A-Z]{3}$' }, 'ABC'],
+      [{ type: 'string', format: 'date-time' }, '2026-02-28T10:00:00.5+01:00'],
+      [{ type: 'string', format: 'date' }, '2024-02-29'],
+      [{ type: 'string', format: 'time' }, '10:00:00'],
+      [{ type: 'string', format: 'date-time' }, '2026-01-01T10:00:00'],
+      [{ type: 'string', format: 'email' }, 'first.last+tag@example.co.uk'],
+      [{ type: 'string', format: 'uri' }, 'https://example.com/a?b=c'],
+      [{ type: 'string', format: 'ipv6' }, '::1'],
+      [{ type: 'string', format: 'a-format-the-kernel-does-not-know' }, 'anything'],
+      [{ type: 'number', multipleOf: 0.1 }, 0.3],
+      [{ anyOf: [{ type: 'integer' }, { type: 'null' }] }, null],
+      [{ oneOf: [{ type: 'string' }, { type: 'integer' }] }, 3],
+      [{ type: 'string', maxLength: 2 }, '😀😀'],
+      [{ enum: [{ a: 1, b: 2 }] }, { b: 2, a: 1 }],
+      [{ const: { a: [1, { c: 3, d: 4 }] } }, { a: [1, { d: 4, c: 3 }] }],
+      [
+        { type: 'object', patternProperties: { '^x-': { type: 'string' } }, additionalProperties: false },
+        { 'x-a': 'ok' },
+      ],
+      [{ $defs: { any: true }, $ref: '#/$defs/any' }, { anything: 1 }],
+      [{ $defs: { s: { $anchor: 'str', type: 'string' } }, $ref: '#str' }, 'text'],
+      [{ $ref: 'https://example.com/other-document.json' }, 1],
+      [{ $ref: '#/$defs/missing' }, 1],
+      [{ type: 'number', multipleOf: 0.01 }, 19.99],
+      [{ type: 'integer', multipleOf: 3 }, 9007199254740990],
+      [
+        {
+          $defs: {
+            node: {
+              type: 'object',
+              properties: { next: { anyOf: [{ $ref: '#/$defs/node' }, { type: 'null' }] } },
+            },
+          },
+          $ref: '#/$defs/node',
+        },
+        { next: { next: { next: null } } },
+      ],
+    ]
+    for (const [jsonSchema, value] of accepted) {
+      expect(await checkAgainst(jsonSchema, value)).toEqual({ ok: true, value })
+    }
+  })
+})
+
+describe('checkAgainst: a schema that would take forever', () => {
+  it('an anyOf of recursive $refs is refused as too complex, at once, instead of hanging the send', async () => {
+    const schema = {
+      $defs: { a: { anyOf: [{ $ref: '#/$defs/a' }, { $ref: '#/$defs/a' }] } },
+      $ref: '#/$defs/a',
+    }
+    // Before, 2^32 branches blocked the event loop for good (the test's own timeout would fire).
+    const check = await checkAgainst(schema, 1)
+    expect(check).toMatchObject({
+      ok: false,
+      issues: expect.arrayContaining(['$: the schema is too complex to check']),
+    })
+  })
+})
+
+describe('JSON Schemas of the wrong shape are refused before anything is stored or sent', () => {
+  const bad: Array<[Record<string, unknown>, RegExp]> = [
+    [{ type: 'bogus' }, /output\.schema\.type must be one of/],
+    [{ type: 'object', required: 'x' }, /required must be a list of property names/],
+    [{ type: 'object', properties: 5 }, /properties must be an object of schemas/],
+    [{ type: 'string', minLength: 'abc' }, /minLength must be a non-negative integer/],
+    [{ type: 'object', properties: { a: { type: 'strnig' } } }, /output\.schema\.properties\.a\.type/],
+    [{ type: 'string', pattern: '(' }, /pattern is not a valid regular expression/],
+    [{ anyOf: { type: 'string' } }, /anyOf must be a list of schemas/],
+  ]
+  it('an output schema: ValidationError, nothing stored, no request', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([])
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    for (const [schema, message] of bad) {
+      // Before, `type: 'bogus'` stored the message, asked the model and failed with OUTPUT_INVALID;
+      // `required: 'x'` and the others checked nothing.
+      await expect(session.send('hi', { output: { schema } })).rejects.toMatchObject({
+        name: 'ValidationError',
+        message: expect.stringMatching(message),
+      })
+    }
+    expect(await persister.getMessages(session.id)).toEqual([])
+    expect(adapter.calls).toEqual([])
+    await agent.close()
+  })
+
+  it("a tool's inputSchema is taken as given (an MCP server's schema may be loose): its check is what it can read", async () => {
+    const loose = {
+      name: 'lookup',
+      description: 'looks up',
+      inputSchema: { type: 'object', properties: { q: { type: 'any', required: true } } },
+      execute: () => 'x',
+    }
+    expect(() => createAgent({ tools: [loose] })).not.toThrow()
+  })
+
+  it('accepts the schemas people write: boolean subschemas, draft-4 exclusive bounds, unknown keywords', async () => {
+    const agent = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('{"a":"x"}')]), persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    const schema = {
+      type: ['object', 'null'],
+      properties: {
+        a: { type: 'string', 'x-ui': 'wide' },
+        b: true,
+        c: { type: 'number', minimum: 0, exclusiveMaximum: true, maximum: 9 },
+      },
+      additionalProperties: false,
+      required: ['a'],
+      $defs: { unused: { enum: [1, 'x', null] } },
+    }
+    expect((await session.send('hi', { output: { schema } })).output).toEqual({ a: 'x' })
+    await agent.close()
+  })
+})

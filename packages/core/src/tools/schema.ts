@@ -53,9 +53,15 @@ export type SchemaCheck =
 
 /**
  * Checks `value` against `schema`: a Standard Schema validates it (and may transform it); a JSON
- * Schema object is checked for the structural subset every provider honours — `type`, `enum`,
- * `const`, `required`, `properties`, `additionalProperties: false`, `items`, `minItems`/`maxItems`,
- * `minLength`/`maxLength`, `minimum`/`maximum`. Other keywords are not checked. Never throws.
+ * Schema object is checked for `type`, `enum`, `const`, `required`, `properties`,
+ * `additionalProperties` (`false` or a schema), `minProperties`/`maxProperties`, `items`,
+ * `prefixItems`, `minItems`/`maxItems`, `uniqueItems`, `minLength`/`maxLength`, `pattern`,
+ * `format` (`date-time`, `date`, `time`, `email`, `uuid`, `uri`, `ipv4`, `ipv6`; others are not
+ * checked), `minimum`/`maximum`, `exclusiveMinimum`/`exclusiveMaximum`, `multipleOf`, `allOf`,
+ * `anyOf`, `oneOf`, `not`, `patternProperties`, boolean subschemas, and `$ref` to a place in the
+ * same schema (`#/$defs/…`, `#anchor`; another document is not checked). Other keywords are not
+ * checked. A check that would visit more than 100,000 schema nodes fails ("too complex"). Never
+ * throws.
  *
  * The value is first copied as JSON ({@link cloneJson}); the copy is what a Standard Schema
  * validates and what a JSON Schema check returns, so the caller (a tool's `execute`,
@@ -74,7 +80,11 @@ export async function checkAgainst(schema: SchemaLike, value: unknown): Promise<
   }
   if (isStandardSchema(schema)) return checkStandard(schema, copy)
   const issues: string[] = []
-  checkJson(schema, copy, '$', issues)
+  const budget = { steps: 0 }
+  checkJson(schema, copy, '$', issues, { root: schema, refs: 0, budget })
+  if (budget.steps > MAX_STEPS && !issues.some((issue) => issue.endsWith('too complex to check'))) {
+    issues.unshift('$: the schema is too complex to check')
+  }
   return issues.length === 0 ? { ok: true, value: copy } : { ok: false, issues }
 }
 
@@ -150,7 +160,59 @@ function isSchemaObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function checkJson(schema: Record<string, unknown>, value: unknown, at: string, issues: string[]): void {
+/** The whole schema (`$ref` targets) and how many `$ref`s were followed without going deeper into the value. */
+interface JsonCheck {
+  root: Record<string, unknown>
+  refs: number
+  /** Schema nodes visited so far in this check, shared by every branch. */
+  budget: { steps: number }
+}
+
+/** At most this many schema nodes per check: `anyOf` over recursive `$ref`s must not hang a send. */
+const MAX_STEPS = 100_000
+
+/** At most this many `$ref`s in a row at one place of the value (`{ $ref: '#' }` at the root never ends). */
+const MAX_REFS_IN_A_ROW = 32
+
+function checkJson(
+  schema: Record<string, unknown>,
+  value: unknown,
+  at: string,
+  issues: string[],
+  check: JsonCheck,
+): void {
+  if (++check.budget.steps > MAX_STEPS) {
+    // Every branch checked past the budget fails, so no `anyOf` passes by running out of it.
+    issues.push(`${at}: the schema is too complex to check`)
+    return
+  }
+  const reference = own(schema, '$ref')
+  if (typeof reference === 'string') {
+    // A reference this check cannot resolve (another document, an unknown name) is not checked.
+    const target = resolveReference(check.root, reference)
+    if (target !== undefined && check.refs >= MAX_REFS_IN_A_ROW)
+      issues.push(`${at}: the schema's $ref '${reference}' never ends`)
+    else if (target !== undefined) checkSub(target, value, at, issues, { ...check, refs: check.refs + 1 })
+  }
+  const deeper: JsonCheck = { ...check, refs: 0 }
+  const passes = (sub: unknown): boolean => {
+    const found: string[] = []
+    checkSub(sub, value, at, found, check)
+    return found.length === 0
+  }
+  const allOf = own(schema, 'allOf')
+  if (Array.isArray(allOf)) for (const sub of allOf) checkSub(sub, value, at, issues, check)
+  const anyOf = own(schema, 'anyOf')
+  if (Array.isArray(anyOf) && anyOf.length > 0 && !anyOf.some(passes))
+    issues.push(`${at}: matches none of anyOf`)
+  const oneOf = own(schema, 'oneOf')
+  if (Array.isArray(oneOf) && oneOf.length > 0) {
+    const matched = oneOf.filter(passes).length
+    if (matched !== 1) issues.push(`${at}: matches ${matched} of oneOf, not exactly one`)
+  }
+  const not = own(schema, 'not')
+  if ((isSchemaObject(not) || typeof not === 'boolean') && passes(not))
+    issues.push(`${at}: matches the schema of not`)
   const actual = typeOf(value)
   const type = own(schema, 'type')
   const types = type === undefined ? undefined : ([] as unknown[]).concat(type)
@@ -162,10 +224,10 @@ function checkJson(schema: Record<string, unknown>, value: unknown, at: string, 
     return
   }
   const options = own(schema, 'enum')
-  if (Array.isArray(options) && !options.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
+  if (Array.isArray(options) && !options.some((option) => canonical(option) === canonical(value))) {
     issues.push(`${at}: must be one of ${options.map((option) => JSON.stringify(option)).join(', ')}`)
   }
-  if (Object.hasOwn(schema, 'const') && JSON.stringify(schema.const) !== JSON.stringify(value)) {
+  if (Object.hasOwn(schema, 'const') && canonical(schema.const) !== canonical(value)) {
     issues.push(`${at}: must be ${JSON.stringify(schema.const)}`)
   }
   const limit = (key: string): number | undefined => {
@@ -173,23 +235,47 @@ function checkJson(schema: Record<string, unknown>, value: unknown, at: string, 
     return typeof bound === 'number' ? bound : undefined
   }
   if (typeof value === 'string') {
-    if (value.length < (limit('minLength') ?? 0)) issues.push(`${at}: too short`)
-    if (value.length > (limit('maxLength') ?? Number.POSITIVE_INFINITY)) issues.push(`${at}: too long`)
+    // Lengths count code points, as JSON Schema does.
+    const length = [...value].length
+    if (length < (limit('minLength') ?? 0)) issues.push(`${at}: too short`)
+    if (length > (limit('maxLength') ?? Number.POSITIVE_INFINITY)) issues.push(`${at}: too long`)
+    const pattern = own(schema, 'pattern')
+    if (typeof pattern === 'string') {
+      const expression = compilePattern(pattern)
+      if (expression === undefined)
+        issues.push(`${at}: the schema's pattern '${pattern}' is not a valid expression`)
+      else if (!expression.test(value)) issues.push(`${at}: does not match ${pattern}`)
+    }
+    const format = own(schema, 'format')
+    if (typeof format === 'string' && Object.hasOwn(FORMATS, format) && !FORMATS[format]!(value)) {
+      issues.push(`${at}: not a valid ${format}`)
+    }
   }
   if (typeof value === 'number') {
     const minimum = limit('minimum')
     const maximum = limit('maximum')
+    const above = limit('exclusiveMinimum')
+    const below = limit('exclusiveMaximum')
+    const step = limit('multipleOf')
     if (minimum !== undefined && value < minimum) issues.push(`${at}: below ${minimum}`)
     if (maximum !== undefined && value > maximum) issues.push(`${at}: above ${maximum}`)
+    if (above !== undefined && value <= above) issues.push(`${at}: not above ${above}`)
+    if (below !== undefined && value >= below) issues.push(`${at}: not below ${below}`)
+    if (step !== undefined && step > 0 && !isMultipleOf(value, step))
+      issues.push(`${at}: not a multiple of ${step}`)
   }
   if (Array.isArray(value)) {
     if (value.length < (limit('minItems') ?? 0)) issues.push(`${at}: too few items`)
     if (value.length > (limit('maxItems') ?? Number.POSITIVE_INFINITY)) issues.push(`${at}: too many items`)
+    const prefix = own(schema, 'prefixItems')
+    const leading = Array.isArray(prefix) ? prefix : []
     const items = own(schema, 'items')
-    if (isSchemaObject(items)) {
-      value.forEach((item, index) => {
-        checkJson(items, item, `${at}[${index}]`, issues)
-      })
+    value.forEach((item, index) => {
+      checkSub(index < leading.length ? leading[index] : items, item, `${at}[${index}]`, issues, deeper)
+    })
+    if (own(schema, 'uniqueItems') === true) {
+      const seen = new Set(value.map((item) => canonical(item)))
+      if (seen.size !== value.length) issues.push(`${at}: items are not unique`)
     }
   }
   if (actual === 'object') {
@@ -200,10 +286,147 @@ function checkJson(schema: Record<string, unknown>, value: unknown, at: string, 
     for (const key of Array.isArray(required) ? required : []) {
       if (typeof key === 'string' && !Object.hasOwn(object, key)) issues.push(`${at}.${key}: required`)
     }
-    for (const key of Object.keys(object)) {
-      const property = own(properties, key)
-      if (isSchemaObject(property)) checkJson(property, object[key], `${at}.${key}`, issues)
-      else if (own(schema, 'additionalProperties') === false) issues.push(`${at}.${key}: not allowed`)
+    const keys = Object.keys(object)
+    if (keys.length < (limit('minProperties') ?? 0)) issues.push(`${at}: too few properties`)
+    if (keys.length > (limit('maxProperties') ?? Number.POSITIVE_INFINITY))
+      issues.push(`${at}: too many properties`)
+    const additional = own(schema, 'additionalProperties')
+    const patternSchemas = own(schema, 'patternProperties')
+    const patterned = isSchemaObject(patternSchemas) ? Object.entries(patternSchemas) : []
+    for (const key of keys) {
+      let matched = Object.hasOwn(properties, key)
+      if (matched) checkSub(properties[key], object[key], `${at}.${key}`, issues, deeper)
+      for (const [pattern, sub] of patterned) {
+        if (compilePattern(pattern)?.test(key) !== true) continue
+        matched = true
+        checkSub(sub, object[key], `${at}.${key}`, issues, deeper)
+      }
+      if (!matched && additional !== undefined)
+        checkSub(additional, object[key], `${at}.${key}`, issues, deeper)
     }
   }
+}
+
+/** Checks `value` against a subschema: an object, or `true` (anything) / `false` (nothing). */
+function checkSub(sub: unknown, value: unknown, at: string, issues: string[], check: JsonCheck): void {
+  if (sub === false) issues.push(`${at}: not allowed`)
+  else if (isSchemaObject(sub)) checkJson(sub, value, at, issues, check)
+}
+
+/**
+ * The subschema a local `$ref` points at: `#`, a JSON Pointer into the schema (`#/$defs/name`), or
+ * a `$anchor` (`#name`). `undefined` when it names nothing here.
+ */
+function resolveReference(root: Record<string, unknown>, reference: string): unknown {
+  if (!reference.startsWith('#')) return undefined
+  const fragment = reference.slice(1)
+  if (fragment === '') return root
+  if (!fragment.startsWith('/')) return findAnchor(root, decodeURIComponent(fragment), 0)
+  let target: unknown = root
+  for (const raw of fragment.slice(1).split('/')) {
+    const key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~')
+    if (typeof target !== 'object' || target === null) return undefined
+    target = Object.hasOwn(target, key) ? (target as Record<string, unknown>)[key] : undefined
+  }
+  return isSchemaObject(target) || typeof target === 'boolean' ? target : undefined
+}
+
+/** The subschema whose `$anchor` is `name`, searched depth-first (bounded). */
+function findAnchor(node: unknown, name: string, depth: number): Record<string, unknown> | undefined {
+  if (depth > 64 || typeof node !== 'object' || node === null) return undefined
+  if (isSchemaObject(node) && own(node, '$anchor') === name) return node
+  for (const child of Object.values(node)) {
+    const found = findAnchor(child, name, depth + 1)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const patterns = new Map<string, RegExp | undefined>()
+
+function compilePattern(pattern: string): RegExp | undefined {
+  if (!patterns.has(pattern)) {
+    let expression: RegExp | undefined
+    // ECMA-262 with `u` as JSON Schema says; a pattern only the looser syntax reads, without it.
+    for (const flags of ['u', '']) {
+      try {
+        expression = new RegExp(pattern, flags)
+        break
+      } catch {
+        expression = undefined
+      }
+    }
+    if (patterns.size > 256) patterns.clear()
+    patterns.set(pattern, expression)
+  }
+  return patterns.get(pattern)
+}
+
+/**
+ * Whether `value` is an integer multiple of `step`, exactly for decimal numbers (`0.3` of `0.1`):
+ * both are scaled by their decimal places to integers; past 2^53 the float quotient decides.
+ */
+function isMultipleOf(value: number, step: number): boolean {
+  const places = Math.max(decimalPlaces(value), decimalPlaces(step))
+  const scale = 10 ** places
+  const scaledValue = Math.round(value * scale)
+  const scaledStep = Math.round(step * scale)
+  if (
+    places <= 20 &&
+    Number.isSafeInteger(scaledValue) &&
+    Number.isSafeInteger(scaledStep) &&
+    scaledStep !== 0
+  ) {
+    return scaledValue % scaledStep === 0
+  }
+  return Number.isInteger(value / step)
+}
+
+/** The decimal places of a number as JavaScript prints it (`1e-10` has 10). */
+function decimalPlaces(value: number): number {
+  const [mantissa = '', exponent = '0'] = String(value).toLowerCase().split('e')
+  const fraction = mantissa.split('.')[1]?.length ?? 0
+  return Math.max(0, fraction - Number(exponent))
+}
+
+/** A JSON text of `value` with object keys sorted, for `uniqueItems`. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (isSchemaObject(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const TIME = /^([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)?$/i
+
+function isDate(text: string): boolean {
+  const match = DATE.exec(text)
+  if (match === null) return false
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate()
+  return month >= 1 && month <= 12 && day >= 1 && day <= days
+}
+
+/**
+ * The `format`s checked (RFC 3339 dates and times, and the common text formats); others pass.
+ * Lenient where models commonly are (a time without its offset, as JSON Schema validators accept by
+ * default): the check refuses what is clearly not the format, never a usable value.
+ */
+const FORMATS: Record<string, (text: string) => boolean> = {
+  date: isDate,
+  time: (text) => TIME.test(text),
+  'date-time': (text) => {
+    const split = text.search(/[Tt ]/)
+    return split === 10 && isDate(text.slice(0, 10)) && TIME.test(text.slice(11))
+  },
+  email: (text) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text),
+  uuid: (text) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text),
+  uri: (text) => /^[a-z][a-z0-9+.-]*:[^\s]*$/i.test(text) && URL.canParse(text),
+  ipv4: (text) => /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(text),
+  ipv6: (text) => /^[0-9a-f:.]+$/i.test(text) && text.includes(':') && URL.canParse(`http://[${text}]/`),
 }

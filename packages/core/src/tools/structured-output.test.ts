@@ -214,24 +214,27 @@ describe('typed tools', () => {
   })
 
   it('a Standard Schema whose JSON Schema converter fails is a ConfigurationError naming it', () => {
-    const broken = {
-      '~standard': {
-        version: 1,
-        vendor: 'broken',
-        validate: (value: unknown) => ({ value }),
-        jsonSchema: {
-          input: () => {
-            throw new Error('cannot represent')
-          },
-          output: () => ({}),
-        },
-      },
-    }
+    const broken = brokenConverter('cannot represent')
     expect(() =>
       createAgent({
         tools: [{ name: 'x', description: 'x', inputSchema: broken as never, execute: () => 'x' }],
       }),
     ).toThrow(/broken schema could not be turned into a JSON Schema/)
+  })
+
+  it("a send's output schema that cannot be turned into JSON Schema rejects with ValidationError, nothing stored", async () => {
+    const broken = brokenConverter('cannot represent a Date')
+    const persister = new InMemoryPersister()
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const session = await agent.createSession()
+    // Before, a ConfigurationError: the agent's configuration was fine, the send's option was not.
+    await expect(session.send('hi', { output: { schema: broken as never } })).rejects.toMatchObject({
+      name: 'ValidationError',
+      code: 'VALIDATION',
+      message: expect.stringMatching(/could not be turned into a JSON Schema/),
+    })
+    expect(await persister.getMessages(session.id)).toEqual([])
+    await agent.close()
   })
 
   it('toJsonSchema turns a Standard Schema into JSON Schema once and leaves JSON Schema objects alone', () => {
@@ -241,3 +244,20 @@ describe('typed tools', () => {
     expect(toJsonSchema(Person, 'person')).toBe(first)
   })
 })
+
+/** A Standard Schema of vendor `broken` whose JSON Schema converter throws `message`. */
+function brokenConverter(message: string) {
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'broken',
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: {
+        input: () => {
+          throw new Error(message)
+        },
+        output: () => ({}),
+      },
+    },
+  }
+}

@@ -71,9 +71,11 @@ export async function runStream(
   prompt: string | ContentBlock[] = 'Hello',
   extra: Partial<AdapterStreamOptions> = {},
   onEvent?: (event: AdapterMessage, events: AdapterMessage[]) => void,
+  /** How long without an event counts as hung. Default is {@link watchdogMs}. */
+  limitMs: number = watchdogMs(context),
 ): Promise<StreamOutcome> {
   const events: AdapterMessage[] = []
-  const limit = watchdogMs(context)
+  const limit = limitMs
   let timer: NodeJS.Timeout | undefined
   const hung = Symbol('hung')
   let resolveHung: (value: typeof hung) => void = () => undefined

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type AgentAdapter, ConfigurationError } from '@agentx/core'
+import { type AgentAdapter, ConfigurationError, rejectUnknownOptions } from '@agentx/core'
 import type { WireDialect } from '../../dialects/wire-dialect.js'
 import type { RuleContextHandle } from '../../engine/execute-rule.js'
 import type { AdapterCapability } from '../../engine/rule.js'
@@ -57,6 +57,24 @@ export interface AdapterContractOptions {
   readonly idleTimeoutMs?: number
 }
 
+const RUN_CONTRACT_KEYS = ['kind', 'knownCapabilities', 'expectedFailureReasons']
+
+/** The options a binding takes, and those `runContract` takes beside them (the README passes one object to both). */
+const ADAPTER_OPTION_KEYS = [
+  ...RUN_CONTRACT_KEYS,
+  ...Object.keys({
+    name: true,
+    dialect: true,
+    createAdapter: true,
+    createHarness: true,
+    model: true,
+    capabilities: true,
+    expectedFailures: true,
+    timeoutMs: true,
+    idleTimeoutMs: true,
+  } satisfies Record<keyof AdapterContractOptions, true>),
+]
+
 /** What an adapter rule receives: a fresh harness (the fake provider) and a fresh adapter. */
 export interface AdapterRuleContext {
   /** Where scenarios are queued and requests recorded. */
@@ -101,6 +119,7 @@ export function expectedFailureIds(options: {
 export async function createAdapterRuleContext(
   options: AdapterContractOptions,
 ): Promise<RuleContextHandle<AdapterRuleContext>> {
+  validateAdapterOptions(options)
   const apiKey = `sk-agentx-contract-${randomBytes(18).toString('hex')}`
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_CONTRACT_IDLE_TIMEOUT_MS
   let provider: FakeProvider | undefined
@@ -149,6 +168,8 @@ export async function createAdapterRuleContext(
 /** Rejects options that cannot work, before any rule runs. */
 export function validateAdapterOptions(options: AdapterContractOptions): void {
   const name = options?.name ?? ''
+  // A misspelt `capabilites` would skip every rule of a capability and show green.
+  rejectUnknownOptions(options, ADAPTER_OPTION_KEYS, `describeAdapterContract(${name})`)
   if (!options?.dialect && typeof options?.createHarness !== 'function') {
     throw new ConfigurationError(
       `describeAdapterContract(${name}) needs a \`dialect\` (or a \`createHarness()\`).`,

@@ -1,4 +1,4 @@
-import { type AgentPersister, ConfigurationError } from '@agentx/core'
+import { type AgentPersister, ConfigurationError, rejectUnknownOptions } from '@agentx/core'
 import type { RuleContextHandle } from '../../engine/execute-rule.js'
 import type { PersisterCapability } from '../../engine/rule.js'
 import { readInFreshProcess, type StoreSnapshot } from './read-in-fresh-process.js'
@@ -78,6 +78,24 @@ export interface PersisterContractOptions {
   readonly timeoutMs?: number
 }
 
+const RUN_CONTRACT_KEYS = ['kind', 'knownCapabilities', 'expectedFailureReasons']
+
+/** The options a binding takes, and those `runContract` takes beside them (the README passes one object to both). */
+const PERSISTER_OPTION_KEYS = [
+  ...RUN_CONTRACT_KEYS,
+  ...Object.keys({
+    name: true,
+    create: true,
+    destroy: true,
+    reopen: true,
+    freshProcess: true,
+    migration: true,
+    capabilities: true,
+    expectedFailures: true,
+    timeoutMs: true,
+  } satisfies Record<keyof PersisterContractOptions, true>),
+]
+
 /** What a persister rule receives: a fresh persister and ways to make more. */
 export interface PersisterRuleContext {
   /** A new persister over an empty store, made by `create()` for this rule. */
@@ -119,6 +137,7 @@ function nextStore(): PersisterStore {
 export async function createPersisterRuleContext(
   options: PersisterContractOptions,
 ): Promise<RuleContextHandle<PersisterRuleContext>> {
+  validatePersisterOptions(options)
   const live = new Map<AgentPersister, PersisterStore>()
   const adopt = (persister: unknown, store: PersisterStore, what: string): AgentPersister => {
     if (typeof persister !== 'object' || persister === null) {
@@ -225,6 +244,8 @@ export function withoutPaginationCapability(options: PersisterContractOptions): 
 
 /** Rejects options that cannot work, before any rule runs. */
 export function validatePersisterOptions(options: PersisterContractOptions): void {
+  // A misspelt `capabilites` would skip every rule of a capability and show green.
+  rejectUnknownOptions(options, PERSISTER_OPTION_KEYS, `describePersisterContract(${options?.name ?? ''})`)
   if (typeof options?.create !== 'function') {
     throw new ConfigurationError(
       `describePersisterContract(${options?.name ?? ''}) needs a create(store) function.`,

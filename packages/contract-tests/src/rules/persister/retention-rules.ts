@@ -2,6 +2,8 @@ import { definePersisterRule, type PersisterRule } from './define-persister-rule
 import { minimalSession, textMessage } from './persister-fixtures.js'
 
 const group = 'Retention'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const requires = ['retention'] as const
 
 /** Rules P-RET-*: deleting old sessions in bulk (DESIGN §10.7). */
@@ -172,6 +174,42 @@ export const retentionRules: PersisterRule[] = [
         (await persister.getAllSessions()).map((session) => session.id),
         ['safe'],
         'sessions left',
+      )
+    },
+  }),
+  definePersisterRule({
+    id: 'P-RET-005',
+    level: 'MUST',
+    group,
+    requires: ['retention', 'leases'],
+    title:
+      'deleteSessions leaves a session whose lease is live, with its children; an ended lease protects nothing',
+    hint: 'Add (no lease OR lease ended) to the selection of the sessions to delete.',
+    async check({ persister }, check) {
+      const old = { lastActivity: '2000-01-01T00:00:00.000Z', state: 'idle' as const }
+      for (const id of ['running', 'expired', 'released', 'free'])
+        await persister.saveSession(minimalSession(id, old))
+      await persister.saveMessage('running', textMessage('running', 0))
+      await persister.claimSession!('running', 'live-owner', 60_000)
+      await persister.claimSession!('expired', 'crashed-owner', 100)
+      await persister.claimSession!('released', 'finished-owner', 60_000)
+      await persister.releaseSession!('released', 'finished-owner')
+      await sleep(250)
+      const removed = await check.resolves(
+        () => persister.deleteSessions!({ lastActivityBefore: '2030-01-01T00:00:00.000Z' }),
+        'deleteSessions',
+      )
+      check.equal(removed, 3, 'the count (expired, released, free)')
+      check.deepEqual(
+        (await persister.getAllSessions()).map((session) => session.id).sort(),
+        ['running'],
+        'sessions left',
+      )
+      check.equal((await persister.getMessages('running')).length, 1, 'messages of the leased session')
+      check.equal(
+        await persister.claimSession!('running', 'another-owner', 1_000),
+        false,
+        'the lease is still held',
       )
     },
   }),
