@@ -1,8 +1,10 @@
 // An application process on the test database, for the two-process agent tests. Started by
 // test/child-process.ts with the TypeScript source hooks; prints one JSON line.
 //
-//   node agent-worker.mjs sends <url> <schema> <sessionId> <label> <count> <durability> <startAtMs>
-//       sends `count` messages to the session (a scripted model answers each, slowly), retrying a
+//   node agent-worker.mjs sends <url> <schema> <sessionId> <label> <count> <durability>
+//       prints { ready } once set up, waits for a line on stdin (the start signal, so that two
+//       processes really run at the same time however slowly each started), then sends `count`
+//       messages to the session (a scripted model answers each, slowly), retrying a
 //       send that another process holds (SessionBusyError); prints { sent, busy, errors }
 //   node agent-worker.mjs long <url> <schema> <sessionId> <leaseTtlMs>
 //       one send whose model never finishes; prints { started } and waits to be killed
@@ -25,15 +27,20 @@ const print = (value) => process.stdout.write(`${JSON.stringify(value)}\n`)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 if (command === 'sends') {
-  const [sessionId, label, count, durability, startAt] = args
+  const [sessionId, label, count, durability] = args
   const turns = Array.from({ length: Number(count) }, (_, i) => ({
     events: textTurn(`${label} reply ${i}`, { chunkSize: 3 }),
     delayMs: 4,
   }))
-  const agent = createAgent({ durability, leaseTtlMs: 5_000 }, { adapter: new ScriptedAdapter(turns), persister })
+  const agent = createAgent(
+    { durability, leaseTtlMs: 5_000 },
+    { adapter: new ScriptedAdapter(turns), persister },
+  )
   await agent.initialize()
   const session = await agent.getSession(sessionId)
-  await sleep(Math.max(0, Number(startAt) - Date.now()))
+  print({ ready: true })
+  await new Promise((resolve) => process.stdin.once('data', resolve))
+  process.stdin.pause()
   let sent = 0
   let busy = 0
   const errors = []

@@ -8,7 +8,7 @@ import { createAgent } from '@agentx/core'
 import { ScriptedAdapter, textTurn } from '@agentx/core/testing'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createSqlitePersister } from './index.js'
-import { killHard, nextLine, runChild, startChild } from '../test/child-process.js'
+import { finishChild, killHard, nextLine, runChild, startChild } from '../test/child-process.js'
 
 let folder: string
 let filename: string
@@ -45,20 +45,16 @@ describe('two processes sending to one session', () => {
     it(`${durability}: every send of both processes is stored exactly once, in order, with no gap`, async () => {
       const id = await newSession()
       const count = 20
-      const startAt = String(Date.now() + 4_000)
-      const [a, b] = await Promise.all(
-        ['A', 'B'].map((label) =>
-          runChild<SendsResult>('./agent-worker.mjs', [
-            'sends',
-            filename,
-            id,
-            label,
-            String(count),
-            durability,
-            startAt,
-          ]),
-        ),
+      const children = ['A', 'B'].map((label) =>
+        startChild('./agent-worker.mjs', ['sends', filename, id, label, String(count), durability], {
+          stdin: true,
+        }),
       )
+      // Both are set up before either starts sending, so that they really run at the same time.
+      await Promise.all(children.map((child) => nextLine(child)))
+      const results = children.map((child) => finishChild<SendsResult>(child))
+      for (const child of children) child.stdin!.end('go\n')
+      const [a, b] = await Promise.all(results)
       expect(a).toMatchObject({ sent: count, errors: [] })
       expect(b).toMatchObject({ sent: count, errors: [] })
       const persister = createSqlitePersister({ filename })

@@ -3,8 +3,15 @@ import { fileURLToPath } from 'node:url'
 
 const register = fileURLToPath(new URL('./register-typescript-source.mjs', import.meta.url))
 
-/** A child `node` process that runs `script` (a path under test/) against this package's source. */
-export function startChild(script: string, args: readonly string[]): ChildProcess {
+/**
+ * A child `node` process that runs `script` (a path under test/) against this package's source;
+ * with `stdin`, the test can write lines to it (a start signal).
+ */
+export function startChild(
+  script: string,
+  args: readonly string[],
+  options: { stdin?: boolean } = {},
+): ChildProcess {
   return spawn(
     process.execPath,
     [
@@ -15,7 +22,7 @@ export function startChild(script: string, args: readonly string[]): ChildProces
       fileURLToPath(new URL(script, import.meta.url)),
       ...args,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] },
   )
 }
 
@@ -51,7 +58,11 @@ export function nextLine<T>(child: ChildProcess): Promise<T> {
 
 /** Runs `script` to completion and returns the first JSON line it printed. */
 export async function runChild<T>(script: string, args: readonly string[]): Promise<T> {
-  const child = startChild(script, args)
+  return finishChild<T>(startChild(script, args))
+}
+
+/** Waits for `child` to print its next JSON line and exit with code 0; returns the line. */
+export async function finishChild<T>(child: ChildProcess): Promise<T> {
   const line = nextLine<T>(child)
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
   const [value, code] = await Promise.all([line, exited])
