@@ -2,23 +2,55 @@
 // §10.6) and retention (§10.7). The persister packages run the same scenarios with real processes.
 import { describe, expect, it, vi } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
+import type { AdapterMessage, AgentAdapter } from '../contracts/agent-adapter.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
 import { textTurn } from '../testing/stream-helpers.js'
 
 const replies = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => textTurn(`${prefix}${i}`))
 
+/**
+ * An adapter whose one reply stops after its first event until the test calls `release()`: the
+ * send is surely running in between, however slow the machine (no race against a timer).
+ */
+function heldReply(text: string): { adapter: AgentAdapter; streaming: Promise<void>; release: () => void } {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let started!: () => void
+  const streaming = new Promise<void>((resolve) => {
+    started = resolve
+  })
+  const events: AdapterMessage[] = textTurn(text, { chunkSize: 4 })
+  const adapter: AgentAdapter = {
+    specificationVersion: 'v1',
+    getName: () => 'held',
+    async *stream() {
+      yield events[0]!
+      started()
+      await released
+      yield* events.slice(1)
+    },
+  }
+  return { adapter, streaming, release }
+}
+
+/** A store whose clock only moves when the test says so: leases run out exactly when told. */
+function manualClock(): { persister: InMemoryPersister; advance: (ms: number) => void } {
+  let now = Date.now()
+  return { persister: new InMemoryPersister({ now: () => now }), advance: (ms) => (now += ms) }
+}
+
 describe('leases: several agents on one store', () => {
   it('a send of a session held by another agent rejects with SessionBusyError and writes nothing', async () => {
     const persister = new InMemoryPersister()
-    const first = createAgent(
-      {},
-      { adapter: new ScriptedAdapter([{ events: textTurn('slow'), delayMs: 20 }]), persister },
-    )
+    const held = heldReply('slow')
+    const first = createAgent({}, { adapter: held.adapter, persister })
     const second = createAgent({}, { adapter: new ScriptedAdapter(replies('b', 1)), persister })
     const session = await first.createSession()
     const running = session.send('from the first')
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    await held.streaming
     const other = (await second.getSession(session.id))!
     await expect(other.send('from the second')).rejects.toMatchObject({
       code: 'SESSION_BUSY',
@@ -26,6 +58,7 @@ describe('leases: several agents on one store', () => {
       message: expect.stringMatching(/held by another process/),
     })
     expect(other.state).not.toBe('error')
+    held.release()
     await running
     await first.close()
     expect((await persister.getMessages(session.id)).map((m) => m.content)).toEqual([
@@ -37,19 +70,18 @@ describe('leases: several agents on one store', () => {
 
   it('update() and complete() from another agent while a send runs are refused, never written and then overwritten', async () => {
     const persister = new InMemoryPersister()
-    const first = createAgent(
-      {},
-      { adapter: new ScriptedAdapter([{ events: textTurn('slow'), delayMs: 30 }]), persister },
-    )
+    const held = heldReply('slow')
+    const first = createAgent({}, { adapter: held.adapter, persister })
     const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
     const session = await first.createSession({ summary: 'original', metadata: { v: 0 } })
     const other = (await second.getSession(session.id))!
     const running = session.send('from the first')
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    await held.streaming
     await expect(other.update({ summary: 'renamed', metadata: { v: 1 } })).rejects.toMatchObject({
       code: 'SESSION_BUSY',
     })
     await expect(other.complete()).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    held.release()
     await running
     await session.flush()
     expect(await persister.getSession(session.id)).toMatchObject({
@@ -109,16 +141,15 @@ describe('leases: several agents on one store', () => {
 
   it('initialize() in a second agent leaves a live send of the first alone, and interrupts one whose lease expired', async () => {
     const persister = new InMemoryPersister()
-    const first = createAgent(
-      { leaseTtlMs: 200 },
-      { adapter: new ScriptedAdapter([{ events: textTurn('still going'), delayMs: 30 }]), persister },
-    )
+    const held = heldReply('still going')
+    const first = createAgent({ leaseTtlMs: 2_000 }, { adapter: held.adapter, persister })
     const session = await first.createSession()
     const running = session.send('long task')
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await held.streaming
     const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
     await second.initialize()
     expect((await persister.getSession(session.id))?.state).toBe('active')
+    held.release()
     await running
     await first.close()
     expect((await persister.getSession(session.id))?.state).toBe('idle')
@@ -261,19 +292,18 @@ describe('listing what another agent changed', () => {
 describe('retention across agents on one store', () => {
   it('pruneSessions of another agent never deletes a session a send runs in, whatever the states asked', async () => {
     const persister = new InMemoryPersister()
-    const runner = createAgent(
-      { durability: 'sync' },
-      { adapter: new ScriptedAdapter([{ events: textTurn('a slow reply'), delayMs: 30 }]), persister },
-    )
+    const held = heldReply('a slow reply')
+    const runner = createAgent({ durability: 'sync' }, { adapter: held.adapter, persister })
     const pruner = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
     const session = await runner.createSession()
     const running = session.send('keep me')
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await held.streaming
     const future = new Date(Date.now() + 60_000)
     // Before, the default states deleted it (it was still `idle` in the store) and the send wrote
     // an empty session back.
     expect(await pruner.pruneSessions({ before: future })).toBe(0)
     expect(await pruner.pruneSessions({ before: future, states: ['active', 'idle'] })).toBe(0)
+    held.release()
     const result = await running
     expect(result.text).toBe('a slow reply')
     expect((await persister.getMessages(session.id)).map((m) => m.type)).toEqual(['user', 'agent'])
@@ -288,13 +318,11 @@ describe('a session deleted from the store while a send runs in it', () => {
   for (const durability of ['sync', 'async'] as const) {
     it(`${durability}: the send rejects with SessionStateError (deleted) and nothing of it is written back`, async () => {
       const persister = new InMemoryPersister()
-      const adapter = new ScriptedAdapter([
-        {
-          events: textTurn('a long reply that streams in several checkpointed pieces', { chunkSize: 4 }),
-          delayMs: 5,
-        },
-      ])
-      const agent = createAgent({ durability, checkpointIntervalMs: 10 }, { adapter, persister })
+      const held = heldReply('a long reply that streams in several checkpointed pieces')
+      const agent = createAgent(
+        { durability, checkpointIntervalMs: 10 },
+        { adapter: held.adapter, persister },
+      )
       const session = await agent.createSession()
       const unhandled: unknown[] = []
       const onUnhandled = (reason: unknown) => unhandled.push(reason)
@@ -304,12 +332,14 @@ describe('a session deleted from the store while a send runs in it', () => {
           () => 'resolved',
           (error: unknown) => error,
         )
-        await vi.waitFor(() => expect(adapter.calls).toHaveLength(1))
+        await held.streaming
         // Deleted in the store behind the agent's back (a tool, another process without leases).
         await persister.deleteSession(session.id)
+        // The reply is still held: the next checkpoint write finds the session gone and stops the send.
         // Before: async resolved and wrote an empty session back; sync rejected with NOT_FOUND and
         // wrote the session back in state `error`.
         expect(await sent).toMatchObject({ name: 'SessionStateError', state: 'deleted' })
+        held.release()
         expect(session.state).toBe('deleted')
         await agent.close()
         expect(await persister.getSession(session.id)).toBeNull()
@@ -392,9 +422,13 @@ describe('deleting across agents on one store', () => {
 })
 
 describe('a send of a process that died while its lease was still live', () => {
-  /** The store a killed process leaves: `active`, the user message, a partial reply, its lease running. */
-  async function killedMidReply(ttlMs: number) {
-    const persister = new InMemoryPersister()
+  /**
+   * The store a killed process leaves: `active`, the user message, a partial reply, its lease
+   * running until `expire()` moves the store's clock past it.
+   */
+  async function killedMidReply() {
+    const ttlMs = 60_000
+    const { persister, advance } = manualClock()
     const crashed = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
     const session = await crashed.createSession()
     const id = session.id
@@ -420,11 +454,11 @@ describe('a send of a process that died while its lease was still live', () => {
     })
     await persister.saveSession({ ...stored, state: 'active', lastActivity: now })
     expect(await persister.claimSession(id, 'the killed process', ttlMs)).toBe(true)
-    return { persister, id }
+    return { persister, id, expire: () => advance(ttlMs + 1) }
   }
 
   it('is left alone while the lease runs, and retry() continues it once the lease has expired', async () => {
-    const { persister, id } = await killedMidReply(150)
+    const { persister, id, expire } = await killedMidReply()
     const agent = createAgent(
       {},
       { adapter: new ScriptedAdapter([textTurn('Once upon a time.')]), persister },
@@ -434,7 +468,7 @@ describe('a send of a process that died while its lease was still live', () => {
     // DESIGN §10.6: initialize() touches no session whose lease is live.
     expect(session.state).toBe('active')
     await expect(session.retry()).rejects.toMatchObject({ code: 'SESSION_BUSY' })
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    expire()
     const states: string[] = []
     session.subscribe((event) => {
       if (event.type === 'state') states.push(`${event.previous}>${event.state}`)
@@ -453,7 +487,7 @@ describe('a send of a process that died while its lease was still live', () => {
   })
 
   it('is marked `interrupted` in the store once its lease has run out, by an agent that started while it was live', async () => {
-    const { persister, id } = await killedMidReply(150)
+    const { persister, id, expire } = await killedMidReply()
     const sweeps: number[] = []
     const counting = new Proxy(persister, {
       get(target, property, receiver) {
@@ -476,6 +510,10 @@ describe('a send of a process that died while its lease was still live', () => {
     agent.subscribe((event, session) => {
       if (event.type === 'state') events.push(`${session.id}:${event.previous}>${event.state}`)
     })
+    // Sweeps while the lease is live leave it alone.
+    await waitFor(async () => sweeps.length >= 2)
+    expect((await persister.getSession(id))!.state).toBe('active')
+    expire()
     // Before, it stayed `active` until someone retried it or another agent started.
     await waitFor(async () => (await persister.getSession(id))!.state === 'interrupted')
     // The object this agent holds shows it too, with its `state` event.
@@ -492,12 +530,18 @@ describe('a send of a process that died while its lease was still live', () => {
 
   it('never marks a live send of another agent whose lease is renewed', async () => {
     const persister = new InMemoryPersister()
-    // Each event of the reply comes 100 ms apart: the send outlasts several lease lengths and sweeps.
+    // Each event of the reply comes 150 ms apart: the send outlasts several lease lengths and sweeps
+    // (a lease of 300 ms, renewed every 100 ms: only a stall of the event loop over 200 ms could lose it).
     const runner = createAgent(
-      { leaseTtlMs: 60 },
-      { adapter: new ScriptedAdapter([{ events: textTurn('slow and steady'), delayMs: 100 }]), persister },
+      { leaseTtlMs: 300 },
+      {
+        adapter: new ScriptedAdapter([
+          { events: textTurn('slow and steady', { chunkSize: 3 }), delayMs: 150 },
+        ]),
+        persister,
+      },
     )
-    const watcher = createAgent({ leaseTtlMs: 60 }, { adapter: new ScriptedAdapter([]), persister })
+    const watcher = createAgent({ leaseTtlMs: 300 }, { adapter: new ScriptedAdapter([]), persister })
     const session = await runner.createSession()
     const seen = new Set<string>()
     const running = session.send('go')
@@ -519,11 +563,11 @@ describe('a send of a process that died while its lease was still live', () => {
   })
 
   it('a new send after the lease expired starts from `interrupted`, and retry() of one that another process finished is refused', async () => {
-    const { persister, id } = await killedMidReply(50)
+    const { persister, id, expire } = await killedMidReply()
     const agent = createAgent({}, { adapter: new ScriptedAdapter([textTurn('fresh')]), persister })
     await agent.initialize()
     const session = (await agent.getSession(id))!
-    await new Promise((resolve) => setTimeout(resolve, 80))
+    expire()
     const states: string[] = []
     session.subscribe((event) => {
       if (event.type === 'state') states.push(`${event.previous}>${event.state}`)
@@ -531,14 +575,14 @@ describe('a send of a process that died while its lease was still live', () => {
     await session.send('something else')
     expect(states).toEqual(['interrupted>active', 'active>idle'])
 
-    const other = await killedMidReply(50)
+    const other = await killedMidReply()
     const second = createAgent({}, { adapter: new ScriptedAdapter([]), persister: other.persister })
     const stale = (await second.getSession(other.id))!
     expect(stale.state).toBe('active')
     // Another process finished it meanwhile: retry() sees the stored state after claiming, and refuses.
     const stored = (await other.persister.getSession(other.id))!
     await other.persister.saveSession({ ...stored, state: 'idle' })
-    await new Promise((resolve) => setTimeout(resolve, 80))
+    other.expire()
     await expect(stale.retry()).rejects.toMatchObject({ name: 'SessionStateError' })
     expect(await other.persister.getMessages(other.id)).toHaveLength(2)
     await agent.close()
