@@ -1,6 +1,6 @@
 // Several agents (standing in for processes) on one store: the kernel side of leases (DESIGN
 // §10.6) and retention (§10.7). The persister packages run the same scenarios with real processes.
-import { describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
 import type { AdapterMessage, AgentAdapter } from '../contracts/agent-adapter.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
