@@ -423,9 +423,11 @@ describe('failures', () => {
   it('marks an aborted send and its request as ADAPTER_ABORTED', async () => {
     const { harness, agent } = setup([{ events: [{ type: 'text-delta', text: 'par' }], waitForAbort: true }])
     const session = await agent.createSession()
+    const streaming = new Promise<void>((resolve) => {
+      session.subscribe((event) => event.type === 'text-delta' && resolve())
+    })
     const sent = session.send('hi')
-    await waitFor(() => session.state === 'active')
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await streaming
     session.abort()
     await expect(sent).rejects.toThrow()
     const invoke = await harness.span('invoke_agent default')

@@ -555,8 +555,12 @@ describe('close', () => {
     ])
     const agent = createAgent({}, { adapter, persister })
     const session = await agent.createSession()
+    const streaming = new Promise<void>((resolve) => {
+      session.subscribe((event) => event.type === 'text-delta' && resolve())
+    })
     const sent = session.send('long question').catch((e: unknown) => e)
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    // Once the reply streams (not after a fixed time, which a loaded machine may not reach).
+    await streaming
     await agent.close()
     expect(await sent).toMatchObject({ kind: 'aborted' })
     const stored = await persister.getMessages(session.id)

@@ -266,8 +266,11 @@ describe('the profile of a send is kept through failures, answers and checkpoint
     const session = await agent.createSession()
     await expect(session.send('first', { agent: 'billing' })).rejects.toThrow('boom')
     expect((await session.retry()).text).toBe('the full answer')
+    const streaming = new Promise<void>((resolve) => {
+      session.subscribe((event) => event.type === 'text-delta' && event.text === 'cut sho' && resolve())
+    })
     const aborted = session.send('second', { agent: 'billing' })
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await streaming
     session.abort()
     await expect(aborted).rejects.toMatchObject({ code: 'ADAPTER_ABORTED' })
     expect((await session.retry()).text).toBe('answered after the abort')
@@ -588,8 +591,14 @@ describe('agents as tools', () => {
   it('aborting the parent aborts the child', async () => {
     const { persister, agent } = setUp([{ events: textTurn('slow research'), waitForAbort: true }])
     const session = await agent.createSession()
+    // Aborted once the child streams (not after a fixed time, which a loaded machine may not reach).
+    const childStreams = new Promise<void>((resolve) => {
+      session.subscribe(
+        (event) => event.type === 'subagent' && event.event.type === 'text-delta' && resolve(),
+      )
+    })
     const running = session.send('go')
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await childStreams
     session.abort()
     await expect(running).rejects.toMatchObject({ kind: 'aborted' })
     await session.flush()
