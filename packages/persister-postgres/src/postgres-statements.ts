@@ -174,6 +174,8 @@ order by last_activity desc, id_order desc limit ${limit} offset ${offset}`.exec
       const conditions = [
         sql`last_activity < ${roots.lastActivityBefore}`,
         sql`(lease_owner is null or lease_expires_at <= clock_timestamp())`,
+        // A child goes with its parent's tree, never on its own (an orphan, whose parent is gone, may go).
+        sql`(parent_session_id is null or not exists (select 1 from ${this.#sessions} as parent where parent.id = ${this.#sessions}.parent_session_id))`,
       ]
       if (roots.states !== undefined) conditions.push(sql`state = any(${sql.val(roots.states)}::text[])`)
       if (roots.userId !== undefined) conditions.push(sql`user_id = ${roots.userId}`)

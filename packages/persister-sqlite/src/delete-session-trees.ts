@@ -15,7 +15,8 @@ const CHUNK = 500
  *
  * One statement per chunk: a recursive CTE seeds with the selected sessions (an index range on
  * `last_activity`, or the primary key) and follows the `sessions_parent` index down; `UNION`
- * stops at a cycle of parent ids. Retention skips a session whose lease is live (P-RET-005).
+ * stops at a cycle of parent ids. Retention skips a session whose lease is live (P-RET-005) and
+ * selects only roots: a child is deleted with its parent's tree (P-RET-006).
  */
 export function deleteSessionTrees(database: BetterSqlite3.Database, roots: SessionTreeRoots): number {
   const parameters: unknown[] = []
@@ -25,7 +26,12 @@ export function deleteSessionTrees(database: BetterSqlite3.Database, roots: Sess
     parameters.push(roots.id)
   } else {
     // A session under a live lease runs a send (maybe in another process): retention leaves it.
-    const conditions = ['last_activity < ?', '(lease_owner is null or lease_expires_at <= ?)']
+    // A child goes with its parent's tree, never on its own (an orphan, whose parent is gone, may go).
+    const conditions = [
+      'last_activity < ?',
+      '(lease_owner is null or lease_expires_at <= ?)',
+      '(parent_session_id is null or not exists (select 1 from sessions as parent where parent.id = sessions.parent_session_id))',
+    ]
     parameters.push(roots.lastActivityBefore, Date.now())
     if (roots.states !== undefined) {
       conditions.push(`state in (${roots.states.map(() => '?').join(', ')})`)

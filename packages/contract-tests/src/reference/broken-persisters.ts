@@ -1084,6 +1084,27 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
       })(inner),
   },
   {
+    name: 'retention-deletes-lone-children',
+    defect: 'deleteSessions deletes an old child session on its own, stranding its parent',
+    catches: ['P-RET-006'],
+    wrap: (inner) =>
+      new (class extends DelegatingPersister {
+        override async deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+          let deleted = await this.inner.deleteSessions!(query)
+          if (typeof query !== 'object' || query === null) return deleted
+          // Children selected like any session, as if they had no parent.
+          for (const session of await this.inner.getAllSessions()) {
+            if (session.parentSessionId === undefined || session.lastActivity >= query.lastActivityBefore)
+              continue
+            if (query.states !== undefined && !query.states.includes(session.state)) continue
+            await this.inner.deleteSession(session.id)
+            deleted += 1
+          }
+          return deleted
+        }
+      })(inner),
+  },
+  {
     name: 'retention-ignores-leases',
     defect: 'deleteSessions deletes sessions under a live lease (a send running in another process)',
     catches: ['P-RET-005'],

@@ -3,7 +3,9 @@ import type { AgentPersister, SessionData } from '../contracts/agent-persister.j
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
-import { textTurn } from '../testing/stream-helpers.js'
+import { textTurn, toolCallTurn } from '../testing/stream-helpers.js'
+import { agentTool } from '../tools/agent-tool.js'
+import type { Tool } from '../tools/tool.js'
 import { createAgent } from './create-agent.js'
 import type { Logger } from '../util/logger.js'
 import { pruneSessions, startRetention } from './prune-sessions.js'
@@ -295,3 +297,38 @@ function withoutLeases(persister: InMemoryPersister): AgentPersister {
     },
   }) as AgentPersister
 }
+
+describe('pruneSessions and sub-agents', () => {
+  it('never deletes a child on its own: a parent that waits on its child can still be answered', async () => {
+    const persister = new InMemoryPersister()
+    const danger: Tool = {
+      name: 'danger',
+      description: 'needs a yes',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: async () => 'done',
+    }
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([{ id: 'p1', name: 'helper', input: { task: 'do it' } }]),
+      toolCallTurn([{ id: 'k1', name: 'danger', input: {} }]),
+      textTurn('child done'),
+      textTurn('parent done'),
+    ])
+    const agent = createAgent(
+      { tools: [agentTool('helper')], agents: { helper: { tools: [danger] } } },
+      { adapter, persister },
+    )
+    const parent = await agent.createSession()
+    expect((await parent.send('go')).pending?.map((call) => call.toolUseId)).toEqual(['k1'])
+    await parent.flush()
+    // The child's last activity is older than the cut, the parent's is not.
+    const stored = (await persister.getAllSessions()).find((data) => data.parentSessionId === parent.id)!
+    await persister.saveSession({ ...stored, lastActivity: '2000-01-01T00:00:00.000Z' })
+    // Before, the child went alone and the parent waited for a call nobody could answer any more.
+    expect(await agent.pruneSessions({ before: new Date('2001-01-01T00:00:00.000Z') })).toBe(0)
+    expect((await parent.getPending()).map((call) => call.toolUseId)).toEqual(['k1'])
+    const result = await parent.send([{ type: 'tool_approval', toolUseId: 'k1', approved: true }])
+    expect(result.text).toBe('parent done')
+    await agent.close()
+  })
+})

@@ -211,6 +211,8 @@ export class InMemoryPersister implements AgentPersister {
       .map((stored) => stored.data)
       .filter(
         (data) =>
+          // A child goes with its parent's tree, never on its own (P-RET-006).
+          !this.#hasParent(data) &&
           data.lastActivity < lastActivityBefore &&
           inScope(data, query) &&
           (states === undefined || states.includes(data.state as SessionState)),
@@ -222,6 +224,11 @@ export class InMemoryPersister implements AgentPersister {
 
   async close(): Promise<void> {
     this.#closed = true
+  }
+
+  /** Whether `data` is the child of a session that is still stored. */
+  #hasParent(data: SessionData): boolean {
+    return data.parentSessionId !== undefined && this.#sessions.has(data.parentSessionId)
   }
 
   /** Deletes a session and its descendants; returns how many sessions were removed. */

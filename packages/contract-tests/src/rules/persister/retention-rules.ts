@@ -213,4 +213,37 @@ export const retentionRules: PersisterRule[] = [
       )
     },
   }),
+  definePersisterRule({
+    id: 'P-RET-006',
+    level: 'MUST',
+    group,
+    requires,
+    title:
+      "deleteSessions never deletes a child session on its own: a child goes with its parent's tree, however old",
+    hint: 'Select only sessions without a stored parent (parentSessionId absent, or its parent gone); their children go with them.',
+    async check({ persister }, check) {
+      const old = '2000-01-01T00:00:00.000Z'
+      // A parent still in use whose sub-agent ran (and may wait for an answer) long ago.
+      await persister.saveSession(
+        minimalSession('parent', { lastActivity: '2026-06-01T00:00:00.000Z', state: 'waiting_input' }),
+      )
+      await persister.saveSession(
+        minimalSession('child', { parentSessionId: 'parent', lastActivity: old, state: 'waiting_input' }),
+      )
+      await persister.saveMessage('child', textMessage('child', 0))
+      // A child whose parent is gone (left by another tool) is an ordinary old session.
+      await persister.saveSession(minimalSession('orphan', { parentSessionId: 'gone', lastActivity: old }))
+      const removed = await check.resolves(
+        () => persister.deleteSessions!({ lastActivityBefore: '2026-01-01T00:00:00.000Z' }),
+        'deleteSessions',
+      )
+      check.equal(removed, 1, 'the count (the orphan only)')
+      check.deepEqual(
+        (await persister.getAllSessions()).map((session) => session.id).sort(),
+        ['child', 'parent'],
+        'sessions left',
+      )
+      check.equal((await persister.getMessages('child')).length, 1, "the kept child's messages")
+    },
+  }),
 ]
