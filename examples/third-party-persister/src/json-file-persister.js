@@ -155,6 +155,8 @@ export class JsonFilePersister {
           .map((stored) => stored.session)
           .filter(
             (session) =>
+              // A child goes with its parent's tree, never on its own (P-RET-006).
+              (session.parentSessionId === undefined || !store.has(session.parentSessionId)) &&
               session.lastActivity < lastActivityBefore &&
               (states === undefined || states.includes(session.state)) &&
               (userId === undefined || session.userId === userId) &&
