@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { ContentBlock, StopReason } from '@agentx/core'
 import type {
   ScenarioBlock,
@@ -7,26 +6,12 @@ import type {
   ScenarioUsage,
 } from '../fake-provider/scenario.js'
 import { decodeJsonSchemaFormat, nested } from './decode-output.js'
+import { header, interleave, type Json, pieces, randomId } from './dialect-helpers.js'
 import type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './wire-dialect.js'
-
-type Json = Record<string, unknown>
 
 /** `event: <type>` plus one `data:` line: Anthropic's SDK drops frames without the `event:` line. */
 function frame(type: string, data: Json): string {
   return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-}
-
-function randomId(prefix: string): string {
-  return `${prefix}${randomBytes(12).toString('base64url')}`
-}
-
-/** Splits text into pieces of at most `size` code points (never inside a surrogate pair). */
-function pieces(text: string, size: number | undefined): string[] {
-  if (size === undefined || size <= 0) return [text]
-  const characters = Array.from(text)
-  const out: string[] = []
-  for (let i = 0; i < characters.length; i += size) out.push(characters.slice(i, i + size).join(''))
-  return out.length > 0 ? out : ['']
 }
 
 const STOP_REASONS: Record<StopReason, string> = {
@@ -136,15 +121,6 @@ function blockFrames(
   }
 }
 
-/** Round-robin over the delta lists, so fragments of different blocks interleave. */
-function interleave(lists: string[][]): string[] {
-  const out: string[] = []
-  const longest = Math.max(0, ...lists.map((list) => list.length))
-  for (let i = 0; i < longest; i += 1)
-    for (const list of lists) if (i < list.length) out.push(list[i] as string)
-  return out
-}
-
 function encodeResponse(response: ScenarioResponse, request: DecodedRequest): string[] {
   const usage = response.usage ? wireUsage(response.usage) : undefined
   const message: Json = {
@@ -225,11 +201,6 @@ function toBlocks(content: unknown): ContentBlock[] {
         return []
     }
   })
-}
-
-function header(request: ReceivedRequest, name: string): string | undefined {
-  const value = request.headers[name]
-  return Array.isArray(value) ? value[0] : value
 }
 
 function decodeRequest(request: ReceivedRequest): DecodedRequest {

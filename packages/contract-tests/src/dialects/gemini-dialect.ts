@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { ContentBlock, StopReason } from '@agentx/core'
 import type {
   ScenarioBlock,
@@ -7,9 +6,8 @@ import type {
   ScenarioUsage,
 } from '../fake-provider/scenario.js'
 import { decodeJsonSchemaFormat } from './decode-output.js'
+import { type Json, pieces, randomId } from './dialect-helpers.js'
 import type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './wire-dialect.js'
-
-type Json = Record<string, unknown>
 
 /** `/v1/models/{model}:streamGenerateContent` (also `v1beta`, `v1alpha`); the query (`?alt=sse`) is ignored. */
 const STREAM_PATH = /^\/(v1|v1beta|v1alpha)\/models\/([^/:]+):streamGenerateContent$/
@@ -17,19 +15,6 @@ const STREAM_PATH = /^\/(v1|v1beta|v1alpha)\/models\/([^/:]+):streamGenerateCont
 /** One SSE event: a single `data:` line and a blank line, as the Gemini API sends it. */
 function frame(data: Json): string {
   return `data: ${JSON.stringify(data)}\n\n`
-}
-
-function randomId(): string {
-  return randomBytes(14).toString('base64url')
-}
-
-/** Splits text into pieces of at most `size` code points (never inside a surrogate pair). */
-function pieces(text: string, size: number | undefined): string[] {
-  if (size === undefined || size <= 0) return [text]
-  const characters = Array.from(text)
-  const out: string[] = []
-  for (let i = 0; i < characters.length; i += size) out.push(characters.slice(i, i + size).join(''))
-  return out.length > 0 ? out : ['']
 }
 
 /** Gemini has no dedicated tool-call reason: a response that calls functions ends with `STOP`. */
@@ -187,7 +172,7 @@ function chunkParts(response: ScenarioResponse): Json[][] {
 }
 
 function encodeResponse(response: ScenarioResponse, request: DecodedRequest): string[] {
-  const responseId = response.responseId ?? randomId()
+  const responseId = response.responseId ?? randomId('', 14)
   const modelVersion = request.model ?? 'gemini-fake'
   const usage = response.usage
   const usageInChunks = usage !== undefined && response.usageInTrailingFrame !== true

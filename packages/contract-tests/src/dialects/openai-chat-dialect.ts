@@ -1,31 +1,17 @@
-import { randomBytes } from 'node:crypto'
 import type { ContentBlock, StopReason } from '@agentx/core'
-import type { ScenarioError, ScenarioResponse, ScenarioUsage } from '../fake-provider/scenario.js'
+import type { ScenarioResponse, ScenarioUsage } from '../fake-provider/scenario.js'
 import { decodeJsonSchemaFormat, nested } from './decode-output.js'
-import type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './wire-dialect.js'
-
-type Json = Record<string, unknown>
-
-function randomId(prefix: string): string {
-  return `${prefix}${randomBytes(12).toString('base64url')}`
-}
-
-/** Splits text into pieces of at most `size` code points (never inside a surrogate pair). */
-function pieces(text: string, size: number | undefined): string[] {
-  if (size === undefined || size <= 0) return [text]
-  const characters = Array.from(text)
-  const out: string[] = []
-  for (let i = 0; i < characters.length; i += size) out.push(characters.slice(i, i + size).join(''))
-  return out.length > 0 ? out : ['']
-}
-
-/** Round-robin over the lists, so fragments of different tool calls interleave. */
-function interleave<T>(lists: T[][]): T[] {
-  const out: T[] = []
-  const longest = Math.max(0, ...lists.map((list) => list.length))
-  for (let i = 0; i < longest; i += 1) for (const list of lists) if (i < list.length) out.push(list[i] as T)
-  return out
-}
+import {
+  header,
+  imageBlock,
+  interleave,
+  type Json,
+  parseArguments,
+  pieces,
+  randomId,
+} from './dialect-helpers.js'
+import { encodeOpenAIError, openAIErrorBody } from './openai-errors.js'
+import type { DecodedRequest, ReceivedRequest, WireDialect } from './wire-dialect.js'
 
 const FINISH_REASONS: Record<StopReason, string> = {
   end_turn: 'stop',
@@ -35,84 +21,6 @@ const FINISH_REASONS: Record<StopReason, string> = {
   other: 'other',
   aborted: 'stop',
   error: 'stop',
-}
-
-const ERRORS: Record<
-  ScenarioError['kind'],
-  { status: number; type: string; code: string | null; message: string; param?: string }
-> = {
-  rate_limit: {
-    status: 429,
-    type: 'tokens',
-    code: 'rate_limit_exceeded',
-    message:
-      'Rate limit reached for gpt-5.4-mini in organization org-fake on tokens per min (TPM): Limit 200000, Used 195869, Requested 4412. Please try again in 84ms.',
-  },
-  overloaded: {
-    status: 503,
-    type: 'server_error',
-    code: null,
-    message: 'The server is overloaded or not ready yet.',
-  },
-  authentication: {
-    status: 401,
-    type: 'invalid_request_error',
-    code: 'invalid_api_key',
-    message:
-      'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
-  },
-  permission: {
-    status: 403,
-    type: 'invalid_request_error',
-    code: 'unsupported_country_region_territory',
-    message: 'Country, region, or territory not supported',
-  },
-  invalid_request: {
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'unsupported_parameter',
-    param: 'max_tokens',
-    message:
-      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
-  },
-  not_found: {
-    status: 404,
-    type: 'invalid_request_error',
-    code: 'model_not_found',
-    param: 'model',
-    message: 'The model `gpt-unknown` does not exist or you do not have access to it.',
-  },
-  context_length: {
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'context_length_exceeded',
-    param: 'messages',
-    message:
-      "This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.",
-  },
-  server: {
-    status: 500,
-    type: 'server_error',
-    code: null,
-    message: 'The server had an error while processing your request. Sorry about that!',
-  },
-  unknown_resume: {
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'previous_response_not_found',
-    param: 'previous_response_id',
-    message: "Previous response with id 'resp_unknown' not found.",
-  },
-}
-
-function errorBody(error: ScenarioError): Json {
-  const known = ERRORS[error.kind]
-  return {
-    message: error.message ?? known.message,
-    type: known.type,
-    param: known.param ?? null,
-    code: known.code,
-  }
 }
 
 /** Chat usage; optional details only when the scenario has them (absent stays absent). */
@@ -187,12 +95,6 @@ function encodeResponse(scenario: ScenarioResponse, request: DecodedRequest): st
   return frames
 }
 
-function imageBlock(url: string): ContentBlock {
-  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url)
-  if (match) return { type: 'image', mediaType: match[1] as string, data: match[2] as string }
-  return { type: 'image', mediaType: '', url }
-}
-
 function partsToBlocks(content: unknown): ContentBlock[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }]
   if (!Array.isArray(content)) return []
@@ -205,20 +107,6 @@ function partsToBlocks(content: unknown): ContentBlock[] {
     }
     return []
   })
-}
-
-function parseArguments(text: unknown): unknown {
-  if (typeof text !== 'string' || text.trim() === '') return {}
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    return text
-  }
-}
-
-function header(request: ReceivedRequest, name: string): string | undefined {
-  const value = request.headers[name]
-  return Array.isArray(value) ? value[0] : value
 }
 
 function decodeRequest(request: ReceivedRequest): DecodedRequest {
@@ -279,15 +167,6 @@ function decodeRequest(request: ReceivedRequest): DecodedRequest {
   }
 }
 
-function encodeHttpError(error: ScenarioError): EncodedHttpError {
-  const status = error.status ?? ERRORS[error.kind].status
-  return {
-    status,
-    headers: { 'content-type': 'application/json', 'x-request-id': randomId('req_'), ...error.headers },
-    body: JSON.stringify({ error: errorBody(error) }),
-  }
-}
-
 /**
  * OpenAI Chat Completions (`POST /v1/chat/completions`) as the `openai` SDK streams it, and as
  * every compatible server speaks it: data-only `data: {chunk}` frames, a first delta with
@@ -317,7 +196,7 @@ export const openAIChatDialect: WireDialect = {
   },
   encodeResponse,
   encodeStreamError(error) {
-    return `data: ${JSON.stringify({ error: errorBody(error) })}\n\n`
+    return `data: ${JSON.stringify({ error: openAIErrorBody('chat', error) })}\n\n`
   },
   encodeMalformedFrame() {
     return 'data: {"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel\n\n'
@@ -325,6 +204,6 @@ export const openAIChatDialect: WireDialect = {
   encodeUnknownFrame() {
     return `data: ${JSON.stringify({ id: 'chatcmpl-future', object: 'chat.completion.agentx_future', created: 0, model: 'gpt-fake', choices: [] })}\n\n`
   },
-  encodeHttpError,
+  encodeHttpError: (error) => encodeOpenAIError('chat', error),
   decodeRequest,
 }

@@ -1,114 +1,17 @@
-import { randomBytes } from 'node:crypto'
 import type { ContentBlock, StopReason } from '@agentx/core'
-import type {
-  ScenarioBlock,
-  ScenarioError,
-  ScenarioResponse,
-  ScenarioUsage,
-} from '../fake-provider/scenario.js'
+import type { ScenarioBlock, ScenarioResponse, ScenarioUsage } from '../fake-provider/scenario.js'
 import { decodeJsonSchemaFormat, nested } from './decode-output.js'
-import type { DecodedRequest, EncodedHttpError, ReceivedRequest, WireDialect } from './wire-dialect.js'
-
-type Json = Record<string, unknown>
-
-function randomId(prefix: string): string {
-  return `${prefix}${randomBytes(12).toString('hex')}`
-}
-
-/** Splits text into pieces of at most `size` code points (never inside a surrogate pair). */
-function pieces(text: string, size: number | undefined): string[] {
-  if (size === undefined || size <= 0) return [text]
-  const characters = Array.from(text)
-  const out: string[] = []
-  for (let i = 0; i < characters.length; i += size) out.push(characters.slice(i, i + size).join(''))
-  return out.length > 0 ? out : ['']
-}
-
-/** Round-robin over the event lists, so fragments of different items interleave. */
-function interleave<T>(lists: T[][]): T[] {
-  const out: T[] = []
-  const longest = Math.max(0, ...lists.map((list) => list.length))
-  for (let i = 0; i < longest; i += 1) for (const list of lists) if (i < list.length) out.push(list[i] as T)
-  return out
-}
-
-const ERRORS: Record<
-  ScenarioError['kind'],
-  { status: number; type: string; code: string | null; message: string; param?: string }
-> = {
-  rate_limit: {
-    status: 429,
-    type: 'tokens',
-    code: 'rate_limit_exceeded',
-    message:
-      'Rate limit reached for gpt-5.4-mini in organization org-fake on tokens per min (TPM): Limit 200000, Used 195869, Requested 4412. Please try again in 84ms.',
-  },
-  overloaded: {
-    status: 503,
-    type: 'server_error',
-    code: null,
-    message: 'The server is overloaded or not ready yet.',
-  },
-  authentication: {
-    status: 401,
-    type: 'invalid_request_error',
-    code: 'invalid_api_key',
-    message:
-      'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
-  },
-  permission: {
-    status: 403,
-    type: 'invalid_request_error',
-    code: 'unsupported_country_region_territory',
-    message: 'Country, region, or territory not supported',
-  },
-  invalid_request: {
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'unsupported_parameter',
-    param: 'max_tokens',
-    message: "Unsupported parameter: 'max_tokens' is not supported with this model.",
-  },
-  not_found: {
-    status: 404,
-    type: 'invalid_request_error',
-    code: 'model_not_found',
-    param: 'model',
-    message: 'The model `gpt-unknown` does not exist or you do not have access to it.',
-  },
-  context_length: {
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'context_length_exceeded',
-    param: 'input',
-    message: 'Your input exceeds the context window of this model. Please adjust your input and try again.',
-  },
-  server: {
-    status: 500,
-    type: 'server_error',
-    code: 'server_error',
-    message: 'The server had an error while processing your request. Sorry about that!',
-  },
-  unknown_resume: {
-    status: 400,
-    type: 'invalid_request_error',
-    code: 'previous_response_not_found',
-    param: 'previous_response_id',
-    message: "Previous response with id 'resp_unknown' not found.",
-  },
-}
-
-/** The `error` object of an OpenAI error body for `error`. */
-function errorBody(error: ScenarioError): Json {
-  const known = ERRORS[error.kind]
-  const body: Json = {
-    message: error.message ?? known.message,
-    type: known.type,
-    param: known.param ?? null,
-    code: known.code,
-  }
-  return body
-}
+import {
+  header,
+  imageBlock,
+  interleave,
+  type Json,
+  parseArguments,
+  pieces,
+  randomId,
+} from './dialect-helpers.js'
+import { encodeOpenAIError, openAIErrorBody } from './openai-errors.js'
+import type { DecodedRequest, ReceivedRequest, WireDialect } from './wire-dialect.js'
 
 /** Responses usage; optional details only when the scenario has them (absent stays absent). */
 function wireUsage(usage: ScenarioUsage): Json {
@@ -146,7 +49,7 @@ interface ItemFrames {
 /** The events of one output item (without `sequence_number`, added when framing). */
 function itemEvents(block: ScenarioBlock, outputIndex: number, deltaSize: number | undefined): ItemFrames {
   if (block.type === 'text') {
-    const id = randomId('msg_')
+    const id = randomId('msg_', 12, 'hex')
     const part = { type: 'output_text', annotations: [], logprobs: [], text: '' }
     const item = {
       id,
@@ -200,7 +103,7 @@ function itemEvents(block: ScenarioBlock, outputIndex: number, deltaSize: number
     }
   }
   if (block.type === 'thinking') {
-    const id = randomId('rs_')
+    const id = randomId('rs_', 12, 'hex')
     const item: Json = { id, type: 'reasoning', summary: [{ type: 'summary_text', text: block.text }] }
     if (block.signature !== undefined) item.encrypted_content = block.signature
     const part = { type: 'summary_text', text: '' }
@@ -246,7 +149,7 @@ function itemEvents(block: ScenarioBlock, outputIndex: number, deltaSize: number
       item,
     }
   }
-  const id = randomId('fc_')
+  const id = randomId('fc_', 12, 'hex')
   const argumentsText = block.rawArguments ?? JSON.stringify(block.input ?? {})
   const item = {
     id,
@@ -282,7 +185,7 @@ function itemEvents(block: ScenarioBlock, outputIndex: number, deltaSize: number
 }
 
 function encodeResponse(scenario: ScenarioResponse, request: DecodedRequest): string[] {
-  const responseId = scenario.responseId ?? randomId('resp_')
+  const responseId = scenario.responseId ?? randomId('resp_', 12, 'hex')
   const createdAt = Math.floor(Date.now() / 1000)
   const base: Json = {
     id: responseId,
@@ -339,12 +242,6 @@ function frame(event: Json): string {
   return `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`
 }
 
-function imageBlock(url: string): ContentBlock {
-  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url)
-  if (match) return { type: 'image', mediaType: match[1] as string, data: match[2] as string }
-  return { type: 'image', mediaType: '', url }
-}
-
 function partsToBlocks(content: unknown): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }]
   if (!Array.isArray(content)) return []
@@ -359,20 +256,6 @@ function partsToBlocks(content: unknown): ContentBlock[] {
     }
     return []
   })
-}
-
-function parseArguments(text: unknown): unknown {
-  if (typeof text !== 'string' || text.trim() === '') return {}
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    return text
-  }
-}
-
-function header(request: ReceivedRequest, name: string): string | undefined {
-  const value = request.headers[name]
-  return Array.isArray(value) ? value[0] : value
 }
 
 function decodeRequest(request: ReceivedRequest): DecodedRequest {
@@ -440,15 +323,6 @@ function decodeRequest(request: ReceivedRequest): DecodedRequest {
   }
 }
 
-function encodeHttpError(error: ScenarioError): EncodedHttpError {
-  const status = error.status ?? ERRORS[error.kind].status
-  return {
-    status,
-    headers: { 'content-type': 'application/json', 'x-request-id': randomId('req_'), ...error.headers },
-    body: JSON.stringify({ error: errorBody(error) }),
-  }
-}
-
 /**
  * The OpenAI Responses API (`POST /v1/responses`) as the `openai` SDK streams it: `event:` +
  * `data:` frames with a monotonic `sequence_number`, `response.created` first, per output item
@@ -474,13 +348,13 @@ export const openAIResponsesDialect: WireDialect = {
     return {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      'x-request-id': randomId('req_'),
+      'x-request-id': randomId('req_', 12, 'hex'),
       'openai-processing-ms': '12',
     }
   },
   encodeResponse,
   encodeStreamError(error) {
-    const body = errorBody(error)
+    const body = openAIErrorBody('responses', error)
     return frame({
       type: 'error',
       sequence_number: 0,
@@ -499,6 +373,6 @@ export const openAIResponsesDialect: WireDialect = {
       detail: { note: 'clients must ignore unknown event types' },
     })
   },
-  encodeHttpError,
+  encodeHttpError: (error) => encodeOpenAIError('responses', error),
   decodeRequest,
 }
