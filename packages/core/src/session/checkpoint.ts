@@ -1,4 +1,4 @@
-import type { AnyMessage, ContentBlock, StopReason, ToolUseBlock } from '../contracts/messages.js'
+import type { AnyMessage, ContentBlock, StopReason, TokenUsage, ToolUseBlock } from '../contracts/messages.js'
 import { TextBuffer } from '../util/text-buffer.js'
 import { uuidv7 } from '../util/uuid-v7.js'
 
@@ -15,6 +15,8 @@ export class PartialResponse {
   /** The reply's thinking so far. */
   readonly thinking: TextBuffer = new TextBuffer()
   readonly toolCalls: ToolUseBlock[] = []
+  /** The usage the adapter reported so far (summed over its `usage` events). */
+  usage: TokenUsage | undefined
   /** Whether any event arrived (a retry is only allowed before the first one). */
   yielded = false
   /** Whether a checkpoint of it was queued. */

@@ -53,6 +53,7 @@ export async function runModelRequest(
   prompt: string | ContentBlock[],
   options: AdapterStreamOptions,
   seq: number,
+  failed: { usage?: TokenUsage } = {},
 ): Promise<ResponseOutcome> {
   const { retry, signal, emit } = context
   for (let attempt = 0; ; attempt++) {
@@ -63,11 +64,19 @@ export async function runModelRequest(
       const error = context.toError(caught)
       const aborted = isAdapterError(error) && error.kind === 'aborted'
       if (partial.yielded || aborted || !error.retryable) {
-        const kept = partial.isEmpty
-          ? undefined
-          : context.keepPartial(
-              partial.toMessage(context.sessionId, partial.content(), aborted ? 'aborted' : 'error'),
-            )
+        // What the failed response reported it used: on its kept reply and, through `failed`, on
+        // the step's `step-finish` event (the session's usage took it in as it arrived).
+        if (partial.usage !== undefined) failed.usage = partial.usage
+        let kept: Promise<void> | undefined
+        if (!partial.isEmpty) {
+          const message = partial.toMessage(
+            context.sessionId,
+            partial.content(),
+            aborted ? 'aborted' : 'error',
+          )
+          if (partial.usage !== undefined) message.usage = partial.usage
+          kept = context.keepPartial(message)
+        }
         if (kept !== undefined) await kept
         throw error
       }
@@ -98,7 +107,7 @@ async function streamResponse(
   const { signal } = context
   if (signal.aborted) throw context.toError(signal.reason)
   const iterator = context.adapter.stream(prompt, options)[Symbol.asyncIterator]()
-  const state: ResponseState = { usage: undefined, finished: false }
+  const state: ResponseState = { finished: false }
   let final: Final | undefined
   try {
     // One abort race per request, not per chunk: a stuck adapter cannot hold up an abort, and the
@@ -119,6 +128,6 @@ async function streamResponse(
   }
   const stopReason = final?.stopReason ?? (partial.toolCalls.length > 0 ? 'tool_use' : 'end_turn')
   const message = partial.toMessage(context.sessionId, content, stopReason)
-  if (state.usage) message.usage = state.usage
-  return { message, usage: state.usage }
+  if (partial.usage) message.usage = partial.usage
+  return { message, usage: partial.usage }
 }

@@ -1,5 +1,5 @@
 import type { AdapterMessage } from '../contracts/agent-adapter.js'
-import type { ContentBlock, StopReason, TokenUsage } from '../contracts/messages.js'
+import type { ContentBlock, StopReason } from '../contracts/messages.js'
 import type { EventStream } from '../util/event-stream.js'
 import { addUsage } from '../util/token-usage.js'
 import { malformedOutput, stopReasonFromAdapter, usageFromAdapter } from './adapter-output.js'
@@ -13,9 +13,8 @@ export interface Final {
   stopReason: StopReason | undefined
 }
 
-/** What the loop learns beyond the partial reply: the usage, and whether the adapter finished. */
+/** What the loop learns beyond the partial reply: whether the adapter finished. */
 export interface ResponseState {
-  usage: TokenUsage | undefined
   finished: boolean
 }
 
@@ -97,7 +96,7 @@ export function readResponse(
         return
       }
       try {
-        final = handle(context, next.value, partial, state) ?? final
+        final = handle(context, next.value, partial) ?? final
       } catch (error) {
         fail(error)
         return
@@ -123,7 +122,6 @@ function handle(
   context: ModelRequestContext,
   event: AdapterMessage,
   partial: PartialResponse,
-  state: ResponseState,
 ): Final | undefined {
   partial.yielded = true
   const providerSessionId = context.extractSessionId(event)
@@ -148,7 +146,7 @@ function handle(
     case 'usage': {
       const usage = usageFromAdapter(context, event.usage)
       if (usage === undefined) return undefined
-      state.usage = state.usage ? addUsage(state.usage, usage) : { ...usage }
+      partial.usage = partial.usage ? addUsage(partial.usage, usage) : { ...usage }
       context.onUsage(usage)
       context.emit({ type: 'usage', usage })
       return undefined

@@ -1,14 +1,17 @@
 import type { AdapterMessage } from '../contracts/agent-adapter.js'
-import type { AnyMessage, ToolUseBlock } from '../contracts/messages.js'
+import type { AnyMessage, TokenUsage, ToolUseBlock } from '../contracts/messages.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import { ValidationError } from '../errors/validation-error.js'
+import { parseOutput } from '../tools/structured-output.js'
 import type { PendingToolCall, Tool } from '../tools/tool.js'
+import { textOf } from '../util/content-text.js'
 import { addUsage, emptyUsage } from '../util/token-usage.js'
 import { checkAnswers, findWaitingBatch, pendingCalls, type WaitingBatch } from './approvals.js'
-import { handoffTarget } from './handoffs.js'
 import { compactBeforeRequest, compactionFor } from './compaction.js'
+import { handoffTarget } from './handoffs.js'
 import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
+import { assertRetryable, batchContext, type Opening, openSend, retryContinuation } from './send-opening.js'
 import {
   checkAdapterOptions,
   defaultModelOf,
@@ -21,11 +24,8 @@ import {
 } from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent } from './session-events.js'
-import { parseOutput } from '../tools/structured-output.js'
-import { assertRetryable, batchContext, type Opening, openSend, retryContinuation } from './send-opening.js'
-import { textOf } from '../util/content-text.js'
-import { runBatch, toolCallsOf } from './tool-step.js'
 import { isDeletedError } from './session-lease.js'
+import { runBatch, toolCallsOf } from './tool-step.js'
 
 /** The protected hooks of `BaseSession` that the loop calls. */
 export interface SendHooks {
@@ -126,10 +126,16 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
         provider: context.adapter.getName(),
       })
       let outcome: ResponseOutcome
+      const failed: { usage?: TokenUsage } = {}
       try {
-        outcome = await runModelRequest(context, prompt, streamOptions, core.history.nextSeq())
+        outcome = await runModelRequest(context, prompt, streamOptions, core.history.nextSeq(), failed)
       } catch (error) {
-        emit({ type: 'step-finish', step, stopReason: signal.aborted ? 'aborted' : 'error' })
+        const stopReason = signal.aborted ? 'aborted' : 'error'
+        emit(
+          failed.usage
+            ? { type: 'step-finish', step, usage: failed.usage, stopReason }
+            : { type: 'step-finish', step, stopReason },
+        )
         throw error
       }
       emit(

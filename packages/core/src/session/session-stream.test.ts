@@ -241,6 +241,53 @@ describe('step events and agent.subscribe', () => {
     expect(heard.length).toBe(count)
     await agent.close()
   })
+  it('a response that fails or is aborted after reporting usage keeps it: on its stored reply and its step-finish', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([
+      {
+        events: [
+          { type: 'usage', usage: usage(40, 0) },
+          { type: 'text-delta', text: 'half a rep' },
+          { type: 'usage', usage: usage(0, 3) },
+        ],
+        error: new AdapterError('connection reset', {
+          kind: 'network',
+          provider: 'scripted',
+          retryable: true,
+        }),
+      },
+      {
+        events: [
+          { type: 'usage', usage: usage(7, 1) },
+          { type: 'text-delta', text: 'stop me' },
+        ],
+        waitForAbort: true,
+      },
+    ])
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    const finished: unknown[] = []
+    session.subscribe((event) => {
+      if (event.type === 'step-finish') finished.push(event)
+      if (event.type === 'text-delta' && event.text === 'stop me') session.abort()
+    })
+    await expect(session.send('hi')).rejects.toThrow('connection reset')
+    await session.send('again').catch(() => undefined)
+    expect(finished).toEqual([
+      { type: 'step-finish', step: 1, usage: usage(40, 3), stopReason: 'error' },
+      { type: 'step-finish', step: 1, usage: usage(7, 1), stopReason: 'aborted' },
+    ])
+    await session.flush()
+    const stored = await persister.getMessages(session.id)
+    const replies = stored.filter((message) => message.type === 'agent')
+    expect(replies.map((message) => [message.stopReason, message.incomplete, message.usage])).toEqual([
+      ['error', true, usage(40, 3)],
+      ['aborted', true, usage(7, 1)],
+    ])
+    // The session's usage is the sum of its messages' usage.
+    expect((await persister.getSession(session.id))!.tokenUsage).toEqual(usage(47, 4))
+    await agent.close()
+  })
 })
 
 describe('stream() left on the last events of a failed send', () => {
