@@ -45,6 +45,62 @@ describe('needsApproval', () => {
     expect(states).toEqual(['active', 'idle'])
     await agent.close()
   })
+
+  it('a tool or check that changes the messages it was given changes nothing of the session', async () => {
+    const attempts: string[] = []
+    const tamper = (messages: readonly unknown[]): void => {
+      const list = messages as unknown[]
+      for (const attempt of [
+        () => list.push({ bogus: true }),
+        () => list.splice(0),
+        () => (list.length = 0),
+      ]) {
+        try {
+          attempt()
+          attempts.push('changed')
+        } catch (error) {
+          attempts.push((error as Error).constructor.name)
+        }
+      }
+    }
+    const peek: Tool = {
+      name: 'peek',
+      description: 'p',
+      inputSchema: { type: 'object' },
+      execute: (_input, context) => {
+        tamper(context.messages)
+        return `saw ${context.messages.length}`
+      },
+      needsApproval: (_input, context) => {
+        tamper(context.messages)
+        return false
+      },
+    }
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([{ id: 'p1', name: 'peek', input: {} }]),
+      textTurn('ok'),
+    ])
+    const agent = createAgent({ tools: [peek] }, { adapter, persister })
+    const session = await agent.createSession()
+    await session.send('go')
+    // Before, the tool got the session's own array: it emptied the history, the next messages took
+    // seq 0 and 1 again, and the stored user message and reply were overwritten.
+    expect(attempts).toEqual(Array(6).fill('TypeError'))
+    const expected = [
+      [0, 'user'],
+      [1, 'agent'],
+      [2, 'tool'],
+      [3, 'agent'],
+    ]
+    expect((await session.getMessages()).map((message) => [message.seq, message.type])).toEqual(expected)
+    await session.flush()
+    expect((await persister.getMessages(session.id)).map((message) => [message.seq, message.type])).toEqual(
+      expected,
+    )
+    expect(adapter.calls[1]!.options.history!.map((message) => message.type)).toEqual(['user', 'agent'])
+    await agent.close()
+  })
 })
 
 describe('answers to a client tool', () => {

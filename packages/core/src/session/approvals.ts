@@ -102,7 +102,7 @@ export async function findWaitingBatch(
   if (last === undefined || last.type !== 'agent' || last.incomplete) return undefined
   const calls = toolCallsOf(last)
   if (calls.length === 0) return undefined
-  const pending = await pendingCalls(calls, tools, { ...context, messages })
+  const pending = await pendingCalls(calls, tools, { ...context, messages: Object.freeze(messages.slice()) })
   if (pending.length === 0 && context.waiting === true) {
     // The session waits, yet none of the tools known now makes a call wait: the calls were made
     // with tools given to that send only (`send(…, { tools })`), or to a session object of an

@@ -140,7 +140,8 @@ export function batchContext(core: SessionCore, run: SendRun, signal: AbortSigna
   return {
     sessionId: core.id,
     signal,
-    messages: core.history.messages,
+    // A copy: a tool that changes what it was given cannot change the session's history.
+    messages: core.history.snapshot(),
     emit: run.emit,
     children: core.options.children,
   }

@@ -81,6 +81,11 @@ export class SessionHistory {
     return this.#messages ?? []
   }
 
+  /** A frozen copy of {@link SessionHistory.messages}: what application code (a tool) may hold. */
+  snapshot(): readonly AnyMessage[] {
+    return Object.freeze((this.#messages ?? []).slice())
+  }
+
   /** The seq the next message gets. */
   nextSeq(): number {
     const messages = this.#messages ?? []

@@ -8,7 +8,7 @@ export interface ToolContext {
   toolCallId: string
   /** Aborts when the send is aborted; long-running tools should honour it. */
   signal: AbortSignal
-  /** The conversation so far (read-only). */
+  /** The conversation so far, as the session held it when the batch began: a frozen copy. */
   messages: readonly AnyMessage[]
 }
 
