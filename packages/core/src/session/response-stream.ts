@@ -1,5 +1,6 @@
 import type { AdapterMessage } from '../contracts/agent-adapter.js'
 import type { ContentBlock, StopReason } from '../contracts/messages.js'
+import { cloneJson } from '../persistence/json-copy.js'
 import type { EventStream } from '../util/event-stream.js'
 import { addUsage } from '../util/token-usage.js'
 import { malformedOutput, stopReasonFromAdapter, usageFromAdapter } from './adapter-output.js'
@@ -140,7 +141,13 @@ function handle(
       if (typeof event.id !== 'string' || typeof event.name !== 'string') {
         throw malformedOutput(context, 'a tool-call event needs a string id and name.')
       }
-      partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input: event.input })
+      // A copy: a listener that changes the event's input (to redact it) changes nothing stored.
+      partial.toolCalls.push({
+        type: 'tool_use',
+        id: event.id,
+        name: event.name,
+        input: copyInput(context, event.input),
+      })
       context.emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
       return undefined
     case 'usage': {
@@ -155,6 +162,16 @@ function handle(
       return { content: event.content, stopReason: stopReasonFromAdapter(context, event.stopReason) }
     default:
       return undefined
+  }
+}
+
+/** A JSON copy of a tool call's input; input JSON cannot hold is the adapter's malformed output. */
+function copyInput(context: ModelRequestContext, input: unknown): unknown {
+  if (input === undefined) return undefined
+  try {
+    return cloneJson(input, 'input')
+  } catch (error) {
+    throw malformedOutput(context, `a tool-call event's ${(error as Error).message}`)
   }
 }
 

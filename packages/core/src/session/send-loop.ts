@@ -23,6 +23,7 @@ import {
   withAgentName,
 } from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
+import { deepFreeze } from './session-history.js'
 import type { SendResult, SessionEvent } from './session-events.js'
 import { isDeletedError } from './session-lease.js'
 import { runBatch, toolCallsOf } from './tool-step.js'
@@ -138,9 +139,15 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
         )
         throw error
       }
+      // The usage shown is the reply's own (frozen): a listener cannot change what is stored.
       emit(
         outcome.usage
-          ? { type: 'step-finish', step, usage: outcome.usage, stopReason: outcome.message.stopReason }
+          ? {
+              type: 'step-finish',
+              step,
+              usage: deepFreeze(outcome.usage),
+              stopReason: outcome.message.stopReason,
+            }
           : { type: 'step-finish', step, stopReason: outcome.message.stopReason },
       )
       if (outcome.usage) sendUsage = addUsage(sendUsage, outcome.usage)

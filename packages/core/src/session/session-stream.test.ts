@@ -241,6 +241,61 @@ describe('step events and agent.subscribe', () => {
     expect(heard.length).toBe(count)
     await agent.close()
   })
+  it('a listener that changes the tool-call, tool-result and step-finish events it is shown changes nothing stored', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([
+      // The final message names no tool call: the kernel takes the calls from the events.
+      [
+        { type: 'tool-call', id: 't1', name: 'echo', input: { secret: 'abc' } },
+        { type: 'message', content: [], stopReason: 'tool_use' },
+      ],
+      textTurn('done', { usage: usage(9, 2) }),
+      [
+        { type: 'tool-call', id: 't2', name: 'echo', input: { bad: () => 1 } },
+        { type: 'message', content: [], stopReason: 'tool_use' },
+      ],
+    ])
+    const tools = [
+      {
+        name: 'echo',
+        description: 'echo',
+        inputSchema: { type: 'object' },
+        execute: () => [{ type: 'text' as const, text: 'the secret is abc' }],
+      },
+    ]
+    const agent = createAgent({ tools, retry: { maxRetries: 0 } }, { adapter, persister })
+    const session = await agent.createSession()
+    const threw: string[] = []
+    session.subscribe((event) => {
+      try {
+        // A listener that redacts what it shows.
+        if (event.type === 'tool-call') (event.input as { secret: string }).secret = 'REDACTED'
+        if (event.type === 'tool-result') (event.content as Array<{ text: string }>)[0]!.text = 'REDACTED'
+        if (event.type === 'step-finish' && event.usage) event.usage.inputTokens = 0
+      } catch (error) {
+        threw.push(`${event.type}: ${(error as Error).constructor.name}`)
+      }
+    })
+    await session.send('go')
+    await session.flush()
+    const stored = await persister.getMessages(session.id)
+    expect(stored.map((message) => message.content)).toEqual([
+      'go',
+      [{ type: 'tool_use', id: 't1', name: 'echo', input: { secret: 'abc' } }],
+      [{ type: 'tool_result', toolUseId: 't1', content: [{ type: 'text', text: 'the secret is abc' }] }],
+      [{ type: 'text', text: 'done' }],
+    ])
+    expect(adapter.calls[1]!.options.history![1]!.content).toEqual(stored[1]!.content)
+    // The result the tool message stores is frozen before it is shown.
+    expect(threw).toEqual(['tool-result: TypeError', 'step-finish: TypeError'])
+    expect(stored[3]!.usage).toEqual(usage(9, 2))
+    // Input JSON cannot hold is the adapter's malformed output, not a failed write later.
+    const failed = await session.send('again').catch((error: unknown) => error)
+    expect(failed).toMatchObject({ code: 'ADAPTER_UNKNOWN' })
+    expect((failed as Error).message).toMatch(/tool-call event's input\.bad is a function/)
+    await agent.close()
+  })
+
   it('a response that fails or is aborted after reporting usage keeps it: on its stored reply and its step-finish', async () => {
     const persister = new InMemoryPersister()
     const adapter = new ScriptedAdapter([

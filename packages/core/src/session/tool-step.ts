@@ -11,6 +11,7 @@ import type { PendingToolCall, Tool, ToolAnswer } from '../tools/tool.js'
 import { addUsage } from '../util/token-usage.js'
 import type { PendingAnswer } from './approvals.js'
 import type { SessionEvent } from './session-events.js'
+import { deepFreeze } from './session-history.js'
 import { type ChildOutcome, type ChildSessions, runChild } from './subagents.js'
 
 /** The tool calls of an agent message, in order. */
@@ -123,8 +124,13 @@ function clientResult(answer: ToolAnswer): ToolResultBlock {
     : { type: 'tool_result', toolUseId: answer.toolUseId, content }
 }
 
-/** The `tool-result` event of a result. */
+/**
+ * The `tool-result` event of a result. Its content is the one the `tool` message will store, so it
+ * is frozen first: a listener that changes what it is shown (to redact or shorten it) cannot
+ * change what is stored.
+ */
 export function resultEvent(result: ToolResultBlock): SessionEvent {
+  deepFreeze(result.content)
   return result.isError
     ? { type: 'tool-result', toolUseId: result.toolUseId, content: result.content, isError: true }
     : { type: 'tool-result', toolUseId: result.toolUseId, content: result.content }
