@@ -6,6 +6,7 @@ import { addUsage } from '../util/token-usage.js'
 import { malformedOutput, stopReasonFromAdapter, usageFromAdapter } from './adapter-output.js'
 import type { PartialResponse } from './checkpoint.js'
 import type { ModelRequestContext } from './model-request.js'
+import { deepFreeze } from './session-history.js'
 import type { SessionEvent } from './session-events.js'
 
 /** The content and stop reason of the adapter's final `message` event. */
@@ -137,19 +138,17 @@ function handle(
       partial.thinking.append(event.text)
       context.emit(event)
       return undefined
-    case 'tool-call':
+    case 'tool-call': {
       if (typeof event.id !== 'string' || typeof event.name !== 'string') {
         throw malformedOutput(context, 'a tool-call event needs a string id and name.')
       }
-      // A copy: a listener that changes the event's input (to redact it) changes nothing stored.
-      partial.toolCalls.push({
-        type: 'tool_use',
-        id: event.id,
-        name: event.name,
-        input: copyInput(context, event.input),
-      })
-      context.emit({ type: 'tool-call', id: event.id, name: event.name, input: event.input })
+      // Shown and kept as a frozen copy: a listener that changes the event's input (to redact it)
+      // changes neither the adapter's object (which its final message may share) nor what is stored.
+      const input = copyInput(context, event.input)
+      partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input })
+      context.emit({ type: 'tool-call', id: event.id, name: event.name, input })
       return undefined
+    }
     case 'usage': {
       const usage = usageFromAdapter(context, event.usage)
       if (usage === undefined) return undefined
@@ -165,11 +164,11 @@ function handle(
   }
 }
 
-/** A JSON copy of a tool call's input; input JSON cannot hold is the adapter's malformed output. */
+/** A frozen JSON copy of a tool call's input; input JSON cannot hold is the adapter's malformed output. */
 function copyInput(context: ModelRequestContext, input: unknown): unknown {
   if (input === undefined) return undefined
   try {
-    return cloneJson(input, 'input')
+    return deepFreeze(cloneJson(input, 'input'))
   } catch (error) {
     throw malformedOutput(context, `a tool-call event's ${(error as Error).message}`)
   }

@@ -6,7 +6,7 @@ import { SessionManager } from '../agent/session-manager.js'
 import { AdapterError } from '../errors/adapter-error.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
-import { textTurn, usage } from '../testing/stream-helpers.js'
+import { textTurn, toolCallTurn, usage } from '../testing/stream-helpers.js'
 import { DefaultSessionFactory } from './default-session-factory.js'
 import { DEFAULT_RETRY } from '../retry/retry-options.js'
 
@@ -244,11 +244,8 @@ describe('step events and agent.subscribe', () => {
   it('a listener that changes the tool-call, tool-result and step-finish events it is shown changes nothing stored', async () => {
     const persister = new InMemoryPersister()
     const adapter = new ScriptedAdapter([
-      // The final message names no tool call: the kernel takes the calls from the events.
-      [
-        { type: 'tool-call', id: 't1', name: 'echo', input: { secret: 'abc' } },
-        { type: 'message', content: [], stopReason: 'tool_use' },
-      ],
+      // The adapter's final message shares the input object of its tool-call event.
+      toolCallTurn([{ id: 't1', name: 'echo', input: { secret: 'abc' } }]),
       textTurn('done', { usage: usage(9, 2) }),
       [
         { type: 'tool-call', id: 't2', name: 'echo', input: { bad: () => 1 } },
@@ -287,7 +284,7 @@ describe('step events and agent.subscribe', () => {
     ])
     expect(adapter.calls[1]!.options.history![1]!.content).toEqual(stored[1]!.content)
     // The result the tool message stores is frozen before it is shown.
-    expect(threw).toEqual(['tool-result: TypeError', 'step-finish: TypeError'])
+    expect(threw).toEqual(['tool-call: TypeError', 'tool-result: TypeError', 'step-finish: TypeError'])
     expect(stored[3]!.usage).toEqual(usage(9, 2))
     // Input JSON cannot hold is the adapter's malformed output, not a failed write later.
     const failed = await session.send('again').catch((error: unknown) => error)
