@@ -1,4 +1,4 @@
-import type { ToolUseBlock } from '../contracts/messages.js'
+import type { AnyMessage, ToolUseBlock } from '../contracts/messages.js'
 import type { Tool } from '../tools/tool.js'
 import type { SessionProfile } from './session-profile.js'
 
@@ -16,17 +16,44 @@ export function handoffTools(profile: SessionProfile, profiles: ReadonlyMap<stri
       name: `${PREFIX}${target}`,
       description: `Hand the conversation over to the '${target}' agent${description ? `: ${description}` : ''}. It answers from then on.`,
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-      execute: () => `Transferred to ${target}. The ${target} agent answers from now on.`,
+      execute: (_input, context) => {
+        // Only the first transfer of a reply hands over (see handoffTarget); a later one says so.
+        const first = firstHandoff(lastCalls(context.messages), profile)
+        if (first !== undefined && first.id !== context.toolCallId) {
+          throw new Error(
+            `Not transferred: this reply already hands the conversation to the '${first.target}' agent, and only its first transfer counts.`,
+          )
+        }
+        return `Transferred to ${target}. The ${target} agent answers from now on.`
+      },
     }
   })
 }
 
 /** The profile a batch hands over to: the first `transfer_to_<name>` call naming one of `profile.handoffs`. */
 export function handoffTarget(calls: readonly ToolUseBlock[], profile: SessionProfile): string | undefined {
+  return firstHandoff(calls, profile)?.target
+}
+
+function firstHandoff(
+  calls: readonly ToolUseBlock[],
+  profile: SessionProfile,
+): { id: string; target: string } | undefined {
   for (const call of calls) {
     if (!call.name.startsWith(PREFIX)) continue
     const target = call.name.slice(PREFIX.length)
-    if (profile.handoffs.includes(target)) return target
+    if (profile.handoffs.includes(target)) return { id: call.id, target }
   }
   return undefined
+}
+
+/** The tool calls of the latest agent message: the batch a tool of it runs in. */
+function lastCalls(messages: readonly AnyMessage[]): ToolUseBlock[] {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.type === 'agent' && Array.isArray(message.content)) {
+      return message.content.filter((block): block is ToolUseBlock => block.type === 'tool_use')
+    }
+  }
+  return []
 }

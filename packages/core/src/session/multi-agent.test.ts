@@ -161,6 +161,49 @@ describe('handoffs', () => {
     ])
   })
 
+  it('two transfers in one reply: the first hands over, the second says it did not', async () => {
+    const persister = new InMemoryPersister()
+    const triage = new ScriptedAdapter(
+      [
+        toolCallTurn([
+          { id: 'z1', name: 'transfer_to_billing', input: {} },
+          { id: 'z2', name: 'transfer_to_support', input: {} },
+        ]),
+      ],
+      { name: 'triage' },
+    )
+    const billing = new ScriptedAdapter([textTurn('billing here')], { name: 'billing' })
+    const support = new ScriptedAdapter([], { name: 'support' })
+    const agent = createAgent(
+      {
+        agents: {
+          default: { handoffs: ['billing', 'support'] },
+          billing: { adapter: billing },
+          support: { adapter: support },
+        },
+      },
+      { adapter: triage, persister },
+    )
+    const session = await agent.createSession()
+    const handoffs: SessionEvent[] = []
+    session.subscribe((event) => {
+      if (event.type === 'handoff') handoffs.push(event)
+    })
+    expect((await session.send('help')).text).toBe('billing here')
+    expect(handoffs).toEqual([{ type: 'handoff', from: 'default', to: 'billing' }])
+    expect(support.calls).toHaveLength(0)
+    const results = billing.calls[0]!.prompt as ToolResultBlock[]
+    expect(results.map((result) => [result.toolUseId, result.isError === true])).toEqual([
+      ['z1', false],
+      ['z2', true],
+    ])
+    // Before, the second call's stored result said "Transferred to support" although it was not.
+    expect(JSON.stringify(results[1]!.content)).toMatch(/Not transferred.*'billing'/)
+    expect(JSON.stringify(results[0]!.content)).toMatch(/Transferred to billing/)
+    await agent.close()
+    expect((await persister.getSession(session.id))?.activeAgent).toBe('billing')
+  })
+
   it('a provider session id is only passed back to the adapter that issued it', async () => {
     const stateful = new ScriptedAdapter(
       [textTurn('one', { sessionId: 'resp_1' }), textTurn('three', { sessionId: 'resp_3' })],
