@@ -83,7 +83,9 @@ interface Shared {
   config: Readonly<AgentConfig>
   deps: AgentDeps
   initializing: Promise<Resolved> | undefined
+  /** The latest `close()`; when it failed (`closeFailed`), the next call tries again. */
   closing: Promise<void> | undefined
+  closeFailed?: boolean
   closed: boolean
   /** Each subscription with the scope of the agent or view it was made on. */
   listeners: Set<{ listener: AgentListener; scope: SessionScope }>
@@ -228,25 +230,22 @@ export class AgentCore implements Agent {
     }
     const shared = this.#shared
     shared.closed = true
-    shared.closing ??= (async () => {
-      if (!shared.initializing) return
-      const resolved = await shared.initializing.catch(() => undefined)
-      if (!resolved) return
-      try {
-        await resolved.retention?.stop()
-        await resolved.leaseSweep?.stop()
-        await resolved.manager.abortAll()
-        await resolved.manager.releaseAll()
-      } finally {
-        if (resolved.ownsPersister) await resolved.persister.close?.()
-      }
-    })()
+    // A close that could not make every accepted write durable (the store is down) is tried again
+    // by the next call: nothing accepted is dropped, and the store stays open until then.
+    if (shared.closing === undefined || shared.closeFailed) {
+      shared.closeFailed = false
+      const closing = closeResolved(shared)
+      closing.catch(() => {
+        shared.closeFailed = true
+      })
+      shared.closing = closing
+    }
     return shared.closing
   }
 
   #ready(): Promise<Resolved> {
     const shared = this.#shared
-    if (shared.closing) return Promise.reject(new AgentError('This agent is closed.', 'AGENT_CLOSED'))
+    if (shared.closed) return Promise.reject(new AgentError('This agent is closed.', 'AGENT_CLOSED'))
     shared.initializing ??= this.#resolve()
     return shared.initializing
   }
@@ -360,6 +359,22 @@ export class AgentCore implements Agent {
       throw error
     }
   }
+}
+
+/**
+ * One attempt at closing: stops the timers, aborts running sends, makes every accepted write
+ * durable and lets go of the sessions, then closes the persister the agent created itself. When
+ * writes are still not durable, it rejects and leaves that persister open for the next attempt.
+ */
+async function closeResolved(shared: Shared): Promise<void> {
+  if (!shared.initializing) return
+  const resolved = await shared.initializing.catch(() => undefined)
+  if (!resolved) return
+  await resolved.retention?.stop()
+  await resolved.leaseSweep?.stop()
+  await resolved.manager.abortAll()
+  await resolved.manager.releaseAll()
+  if (resolved.ownsPersister) await resolved.persister.close?.()
 }
 
 function newShared(config: AgentConfig, deps: AgentDeps): Shared {

@@ -56,6 +56,8 @@ export class SessionManager {
   readonly #loading = new Map<string, Promise<SessionData | null>>()
   /** Caller-chosen ids being created right now (a second create of the same id must not race the first). */
   readonly #creating = new Set<string>()
+  /** Sessions whose writes a failed {@link SessionManager.releaseAll} could not make durable. */
+  #unreleased: ManagedSession[] = []
 
   constructor(options: SessionManagerOptions) {
     this.#options = options
@@ -278,11 +280,16 @@ export class SessionManager {
    * messages it holds). Rejects with the first failure after trying them all.
    */
   async releaseAll(): Promise<void> {
-    const sessions = this.#cache.live().filter((session) => session.state !== 'deleted')
+    const sessions = [...new Set([...this.#unreleased, ...this.#cache.live()])].filter(
+      (session) => session.state !== 'deleted',
+    )
     this.#cache.clear()
     const results = await Promise.allSettled(
       sessions.map((session) => (session.release ? session.release() : session.flush())),
     )
+    // A session whose writes are still not durable (the store is down) is kept: its queue goes on
+    // retrying, and the next `close()` flushes it again.
+    this.#unreleased = sessions.filter((_, index) => results[index]!.status === 'rejected')
     const failed = results.find((result) => result.status === 'rejected')
     if (failed) throw (failed as PromiseRejectedResult).reason
   }

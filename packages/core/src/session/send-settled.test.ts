@@ -6,6 +6,9 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { createAgent } from '../agent/create-agent.js'
 import { SessionStateError } from '../errors/session-state-error.js'
+import type { SessionData } from '../contracts/agent-persister.js'
+import type { AnyMessage } from '../contracts/messages.js'
+import { PersistenceError } from '../errors/persistence-error.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
 import { textTurn, toolCallTurn } from '../testing/stream-helpers.js'
@@ -169,5 +172,63 @@ describe('waiting for writes while the store is down', () => {
       `),
     ])
     expect(stdout.trim().split('\n')).toEqual(['send rejected PERSISTENCE', 'settled'])
+  })
+
+  it("await send() in 'sync' durability rejects when the store goes down mid-reply (the kept partial reply's write is waited for too)", async () => {
+    const { stdout } = await run(process.execPath, [
+      '--input-type=module',
+      '-e',
+      script(`
+        const words = Array.from({ length: 12 }, (_, i) => ({ type: 'text-delta', text: 'w' + i + ' ' }))
+        const adapter = new ScriptedAdapter([{ events: words, delayMs: 15 }])
+        const agent = createAgent({ durability: 'sync', checkpointIntervalMs: 20, writeRetry: { maxAttempts: 3, initialDelayMs: 20, maxDelayMs: 50 } }, { adapter, persister })
+        const session = await agent.createSession()
+        session.subscribe((event) => { if (event.type === 'text-delta') persister.down = true })
+        await session.send('hello').then(() => console.log('sent'), (error) => console.log('send rejected', error.code))
+      `),
+    ])
+    // Before, the process exited while the send waited for the partial reply's write (code 13).
+    expect(stdout.trim().split('\n')).toEqual(['send rejected PERSISTENCE', 'settled'])
+  })
+})
+
+describe('close() while the store is down', () => {
+  class Down extends InMemoryPersister {
+    down = false
+    override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+      if (this.down) throw new PersistenceError('disk full', { code: 'PERSISTENCE' })
+      return super.saveMessage(sessionId, message)
+    }
+    override async saveSession(session: SessionData): Promise<void> {
+      if (this.down) throw new PersistenceError('disk full', { code: 'PERSISTENCE' })
+      return super.saveSession(session)
+    }
+  }
+
+  it('rejects, drops nothing, and the next close() writes what was accepted', async () => {
+    const persister = new Down()
+    const agent = createAgent(
+      { writeRetry: { maxAttempts: 2, initialDelayMs: 5, maxDelayMs: 60_000 } },
+      { adapter: new ScriptedAdapter([textTurn('the reply')]), persister },
+    )
+    const session = await agent.createSession()
+    persister.down = true
+    expect((await session.send('hello')).text).toBe('the reply')
+    await expect(agent.close()).rejects.toMatchObject({ code: 'PERSISTENCE' })
+    // Closed all the same: nothing new is accepted.
+    await expect(session.send('more')).rejects.toMatchObject({ code: 'AGENT_CLOSED' })
+    await expect(agent.getSessions()).rejects.toMatchObject({ code: 'AGENT_CLOSED' })
+    // The background retry waits a minute here: only close() can write it now.
+    persister.down = false
+    expect(await persister.getMessages(session.id)).toEqual([])
+    // Before, a second close() returned the first one's rejection and the exchange was lost.
+    await agent.close()
+    const stored = await persister.getMessages(session.id)
+    expect(stored.map((message) => [message.type, message.content])).toEqual([
+      ['user', 'hello'],
+      ['agent', [{ type: 'text', text: 'the reply' }]],
+    ])
+    expect((await persister.getSession(session.id))!.state).toBe('idle')
+    await agent.close()
   })
 })

@@ -195,7 +195,9 @@ export class SessionCore {
     emit: (event: SessionEvent) => void,
   ): Promise<void> | undefined {
     if (this.options.durability === 'sync' && saved !== undefined) {
-      return saved.then(() => emit({ type: 'message', message }))
+      // Held: while the send waits for this write, a retry keeps the process alive (WriteQueue.hold).
+      const durable = this.queue ? this.queue.hold(saved) : saved
+      return durable.then(() => emit({ type: 'message', message }))
     }
     emit({ type: 'message', message })
     return saved
