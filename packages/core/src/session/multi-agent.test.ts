@@ -204,6 +204,62 @@ describe('handoffs', () => {
     expect((await persister.getSession(session.id))?.activeAgent).toBe('billing')
   })
 
+  it("a thinking block's signature goes back only to its own provider", async () => {
+    const thinkThenHandOff = (signature: string, to: string, id: string) => [
+      { type: 'thinking-delta' as const, text: 'mine' },
+      { type: 'tool-call' as const, id, name: `transfer_to_${to}`, input: {} },
+      {
+        type: 'message' as const,
+        content: [
+          { type: 'thinking' as const, text: 'mine', signature },
+          { type: 'tool_use' as const, id, name: `transfer_to_${to}`, input: {} },
+        ],
+        stopReason: 'tool_use' as const,
+      },
+    ]
+    const claude = new ScriptedAdapter([thinkThenHandOff('SIG_CLAUDE', 'other', 'h1'), textTurn('back')], {
+      name: 'claude',
+    })
+    const other = new ScriptedAdapter([thinkThenHandOff('SIG_OTHER', 'default', 'h2')], { name: 'openai' })
+    const twin = new ScriptedAdapter([textTurn('twin here')], { name: 'claude' })
+    const agent = createAgent(
+      {
+        agents: {
+          default: { handoffs: ['other'] },
+          other: { adapter: other, handoffs: ['default'] },
+          twin: { adapter: twin },
+        },
+      },
+      { adapter: claude, persister: new InMemoryPersister() },
+    )
+    const session = await agent.createSession()
+    expect((await session.send('hi')).text).toBe('back')
+    const signatures = (adapter: ScriptedAdapter, call: number) =>
+      adapter.calls[call]!.options.history.flatMap((message) =>
+        Array.isArray(message.content)
+          ? message.content.flatMap((block) =>
+              block.type === 'thinking' ? [`${message.agentName}:${block.signature ?? 'unsigned'}`] : [],
+            )
+          : [],
+      )
+    // The other provider gets Claude's thinking without its signature; Claude gets its own back.
+    expect(signatures(other, 0)).toEqual(['default:unsigned'])
+    expect(signatures(claude, 1)).toEqual(['default:SIG_CLAUDE', 'other:unsigned'])
+    // A profile on the same provider keeps every signature of that provider.
+    await session.send('and you?', { agent: 'twin' })
+    expect(signatures(twin, 0)).toEqual(['default:SIG_CLAUDE', 'other:unsigned'])
+    // What is stored keeps every signature.
+    const stored = await session.getMessages()
+    expect(
+      stored.flatMap((message) =>
+        Array.isArray(message.content)
+          ? message.content.flatMap((block) => (block.type === 'thinking' ? [block.signature] : []))
+          : [],
+      ),
+    ).toEqual(['SIG_CLAUDE', 'SIG_OTHER'])
+    await agent.close()
+  })
+
   it('a provider session id is only passed back to the adapter that issued it', async () => {
     const stateful = new ScriptedAdapter(
       [textTurn('one', { sessionId: 'resp_1' }), textTurn('three', { sessionId: 'resp_3' })],

@@ -7,6 +7,7 @@ import type { Tool } from '../tools/tool.js'
 import { withKnowledge } from '../agent/load-knowledge.js'
 import { historyWithCompaction } from './compaction-plan.js'
 import type { Continuation } from './continuation.js'
+import { withoutForeignSignatures } from './foreign-thinking.js'
 import { handoffTools } from './handoffs.js'
 import type { SendOptions } from './session.js'
 import type { SessionCore } from './session-core.js'
@@ -89,7 +90,12 @@ export function streamOptionsFor(
   },
 ): AdapterStreamOptions {
   const streamOptions = requestOptionsFor(core, request)
-  streamOptions.history = historyWithCompaction(core.history.messages, request.historyEnd)
+  streamOptions.history = withoutForeignSignatures(
+    historyWithCompaction(core.history.messages, request.historyEnd),
+    core.options.profiles,
+    core.adapter,
+    request.adapter,
+  )
   streamOptions.signal = request.signal
   // A provider session id goes back only to the adapter that issued it; another one replays the history.
   if (
