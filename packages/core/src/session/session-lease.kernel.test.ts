@@ -68,7 +68,7 @@ describe('leases: several agents on one store', () => {
     await second.close()
   })
 
-  it('update() and complete() from another agent while a send runs are refused, never written and then overwritten', async () => {
+  it('update(), complete() and fork() from another agent while a send runs are refused, never written and then overwritten', async () => {
     const persister = new InMemoryPersister()
     const held = heldReply('slow')
     const first = createAgent({}, { adapter: held.adapter, persister })
@@ -81,6 +81,8 @@ describe('leases: several agents on one store', () => {
       code: 'SESSION_BUSY',
     })
     await expect(other.complete()).rejects.toMatchObject({ code: 'SESSION_BUSY' })
+    // A fork would copy the running reply's half-written checkpoint into an idle session.
+    await expect(other.fork()).rejects.toMatchObject({ code: 'SESSION_BUSY' })
     held.release()
     await running
     await session.flush()
@@ -93,6 +95,11 @@ describe('leases: several agents on one store', () => {
     await other.update({ metadata: { v: 2 } })
     await other.complete()
     expect(await persister.getSession(session.id)).toMatchObject({ metadata: { v: 2 }, state: 'completed' })
+    const fork = await other.fork()
+    expect((await fork.getMessages()).map((message) => [message.type, message.incomplete])).toEqual([
+      ['user', undefined],
+      ['agent', undefined],
+    ])
     expect(await persister.claimSession(session.id, 'someone else', 1000)).toBe(true)
     await first.close()
     await second.close()

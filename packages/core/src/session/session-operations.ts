@@ -158,9 +158,11 @@ export async function forkSession(
   let source: { data: SessionData; history: readonly AnyMessage[] }
   if (core.lease && core.persister) {
     // Several processes: copy what the store holds (this object's own writes first), read into a
-    // snapshot of the fork's own, so a send starting meanwhile is not disturbed.
+    // snapshot of the fork's own, so a send starting meanwhile is not disturbed. Read under the
+    // lease: a send running in another process is refused as here (its reply is half written).
     await core.queue?.flush()
-    const stored = await readStoredSession(core.persister, core.id)
+    const persister = core.persister
+    const stored = await underLease(core, () => readStoredSession(persister, core.id))
     if (stored === null) {
       await core.markDeleted()
       throw deletedElsewhere(core.id)
