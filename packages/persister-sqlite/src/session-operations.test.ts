@@ -130,7 +130,7 @@ describe('session operations on SQLite', () => {
     expect(data!.providerSessionId).toBeUndefined()
   })
 
-  it('fork: the copies of a 200-message session are written in one transaction (plus one for the session row), not 200', async () => {
+  it('fork: the copies of a 200-message session are written in one transaction (plus the session row and the lease of the source), not 200', async () => {
     const filename = newFile()
     const persister = persisterAt(filename)
     const agent = agentOn(
@@ -142,8 +142,10 @@ describe('session operations on SQLite', () => {
     const counts = countTransactions()
     const fork = await source.fork()
     expect(counts.begins).toBe(1)
-    expect(counts.autocommits).toHaveLength(1)
-    expect(counts.autocommits[0]).toMatch(/^insert into "sessions"/)
+    // The source is read under its lease (claimed, then let go), then the fork's row is inserted.
+    expect(counts.autocommits).toHaveLength(2)
+    expect(counts.autocommits[0]).toMatch(/^update sessions set lease_owner = null/)
+    expect(counts.autocommits[1]).toMatch(/^insert into "sessions"/)
     expect(rows(filename, 'select count(*) as n from messages where session_id = ?', fork.id)).toEqual([
       { n: 200 },
     ])
