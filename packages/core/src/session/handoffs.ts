@@ -1,6 +1,7 @@
 import type { AnyMessage, ToolUseBlock } from '../contracts/messages.js'
 import type { Tool } from '../tools/tool.js'
 import type { SessionProfile } from './session-profile.js'
+import { toolCallsOf } from './tool-step.js'
 
 const PREFIX = 'transfer_to_'
 
@@ -49,11 +50,6 @@ function firstHandoff(
 
 /** The tool calls of the latest agent message: the batch a tool of it runs in. */
 function lastCalls(messages: readonly AnyMessage[]): ToolUseBlock[] {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!
-    if (message.type === 'agent' && Array.isArray(message.content)) {
-      return message.content.filter((block): block is ToolUseBlock => block.type === 'tool_use')
-    }
-  }
-  return []
+  const last = messages.findLast((message) => message.type === 'agent')
+  return last === undefined ? [] : toolCallsOf(last)
 }
