@@ -61,10 +61,10 @@ export function historyForModel(messages: readonly AnyMessage[], end: number): A
   const result: AnyMessage[] = []
   for (let i = 0; i < end; i++) {
     const message = messages[i]!
-    // A reply that a retry replaced (another agent message follows it directly) is left out, also
-    // a complete one whose tool calls never ran (the send was aborted before they started).
-    const replaced = message.type === 'agent' && messages[i + 1]?.type === 'agent'
-    if (replaced && (message.incomplete || asksForTools(message))) continue
+    // A reply that a retry replaced (another agent message follows it directly) is left out: a
+    // partial one, a complete one whose tool calls never ran (the send was aborted before they
+    // started), and one refused as structured output (OUTPUT_INVALID, then `retry()`).
+    if (message.type === 'agent' && messages[i + 1]?.type === 'agent') continue
     if (!message.incomplete) {
       result.push(message)
       continue

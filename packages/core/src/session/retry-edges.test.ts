@@ -57,6 +57,47 @@ describe('retry() after OUTPUT_INVALID', () => {
   })
 })
 
+describe('a reply refused as structured output and replaced by retry()', () => {
+  it('stays out of the history of every later request, also after a restart', async () => {
+    const persister = new InMemoryPersister()
+    const adapter = new ScriptedAdapter([
+      textTurn('REFUSED prose'),
+      textTurn('{"city":"Paris"}'),
+      textTurn('ok'),
+    ])
+    const agent = createAgent({}, { adapter, persister })
+    const session = await agent.createSession()
+    const output = {
+      schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    }
+    await expect(session.send('where?', { output })).rejects.toMatchObject({ code: 'OUTPUT_INVALID' })
+    await session.retry({ output })
+    await session.send('thanks')
+    // Before, the refused reply came back in the next request (Claude merged it with the accepted one).
+    const texts = (history: readonly AnyMessage[]) => JSON.stringify(history.map((m) => m.content))
+    expect(texts(adapter.calls[2]!.options.history)).not.toContain('REFUSED')
+    expect(texts(adapter.calls[2]!.options.history)).toContain('Paris')
+    await agent.close()
+    // A new process on the same store sends the same history.
+    const again = new ScriptedAdapter([textTurn('ok')])
+    const restarted = createAgent({}, { adapter: again, persister })
+    const reopened = (await restarted.getSession(session.id))!
+    await reopened.send('and now?')
+    expect(texts(again.calls[0]!.options.history)).not.toContain('REFUSED')
+    await session.flush().catch(() => {})
+    expect(shape(await persister.getMessages(session.id))).toEqual([
+      '0:user',
+      '1:agent',
+      '2:agent',
+      '3:user',
+      '4:agent',
+      '5:user',
+      '6:agent',
+    ])
+    await restarted.close()
+  })
+})
+
 describe('usage of a reply whose tools run', () => {
   for (const durability of ['sync', 'async'] as const) {
     it(`${durability}: is in the stored session record before the tools run (a crash while they run keeps it)`, async () => {
@@ -279,9 +320,10 @@ describe('abort while tools run', () => {
       message(3, 'user', 'more'),
     ]
     expect(historyForModel(messages, 4).map((m) => m.seq)).toEqual([0, 2, 3])
-    // A complete text reply followed by another agent message stays (nothing in it is dangling).
+    // A complete text reply followed by another agent message was replaced by a retry (it was
+    // refused as structured output): left out too.
     const texts = [message(0, 'user', 'hi'), message(1, 'agent', 'a'), message(2, 'agent', 'b')]
-    expect(historyForModel(texts, 3).map((m) => m.seq)).toEqual([0, 1, 2])
+    expect(historyForModel(texts, 3).map((m) => m.seq)).toEqual([0, 2])
   })
 })
 

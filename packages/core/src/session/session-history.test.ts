@@ -35,6 +35,8 @@ async function seed(persister: InMemoryPersister, count: number, compactions: Re
     tokenUsage: usage(0, 0),
   }
   await persister.saveSession(data)
+  // User and agent messages alternate; a summary sits between them (a reply never follows a reply).
+  let turn = 0
   for (let seq = 0; seq < count; seq++) {
     const through = compactions[seq]
     const message: AnyMessage =
@@ -43,7 +45,7 @@ async function seed(persister: InMemoryPersister, count: number, compactions: Re
             id: `m${seq}`,
             sessionId: 's',
             seq,
-            type: seq % 2 === 0 ? 'user' : 'agent',
+            type: turn++ % 2 === 0 ? 'user' : 'agent',
             content: [{ type: 'text', text: `message ${seq}` }],
             timestamp: NOW,
           }
