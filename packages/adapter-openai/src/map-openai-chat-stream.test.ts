@@ -230,6 +230,29 @@ describe('OpenAIAdapter, Chat Completions stream', () => {
     expect(error).toMatchObject({ kind: 'network', retryable: true })
   })
 
+  it('a refusal is shown as text and stops with content_filter, as the Responses API and Claude do', async () => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    fake.enqueue(
+      sse(
+        chunk({ role: 'assistant', content: null, refusal: '' }) +
+          chunk({ refusal: "I can't help " }) +
+          chunk({ refusal: 'with that.' }) +
+          chunk({}, 'stop') +
+          'data: [DONE]\n\n',
+      ),
+    )
+    const { events, failed } = await run(chatAdapter(fake.baseURL).stream('Hi', options))
+    expect(failed).toBe(false)
+    expect(deltas(events)).toBe("I can't help with that.")
+    // Before, 'end_turn': a refusal could not be told from an answer.
+    expect(messageOf(events)).toEqual({
+      type: 'message',
+      content: [{ type: 'text', text: "I can't help with that." }],
+      stopReason: 'content_filter',
+    })
+  })
+
   it('throws a mid-stream error chunk after the deltas before it', async () => {
     fake.enqueue({
       response: { blocks: [{ type: 'text', text: 'abcdefgh' }], stopReason: 'end_turn', deltaSize: 2 },

@@ -28,6 +28,8 @@ export class OpenAIChatStreamMapper implements ServerSentEventMapper {
   readonly #provider: ProviderIdentity
   #text = ''
   #thinking = ''
+  /** Whether the model refused (`delta.refusal`): the reply then stops with `content_filter`. */
+  #refused = false
   readonly #calls: ToolCallState[] = []
   readonly #byIndex = new Map<number, ToolCallState>()
   #finishReason: string | undefined
@@ -62,7 +64,9 @@ export class OpenAIChatStreamMapper implements ServerSentEventMapper {
       this.#thinking += reasoning
       output.push({ type: 'thinking-delta', text: reasoning })
     }
-    const content = firstString(delta.content, delta.refusal)
+    const refusal = firstString(delta.refusal)
+    if (refusal !== undefined) this.#refused = true
+    const content = firstString(delta.content, refusal)
     if (content !== undefined) {
       this.#text += content
       output.push({ type: 'text-delta', text: content })
@@ -118,7 +122,9 @@ export class OpenAIChatStreamMapper implements ServerSentEventMapper {
       })
     }
     if (this.#usage) output.push({ type: 'usage', usage: this.#usage })
-    const stopReason = stopReasonOf(this.#finishReason, this.#calls.length > 0)
+    const stopped = stopReasonOf(this.#finishReason, this.#calls.length > 0)
+    // A refusal ends with `stop`: told apart as the Responses API and Claude tell it.
+    const stopReason = stopped === 'end_turn' && this.#refused ? 'content_filter' : stopped
     if (stopReason === 'other' && this.#finishReason !== undefined)
       keepRawStopReason(blocks, this.#finishReason)
     output.push({ type: 'message', content: blocks, stopReason })
