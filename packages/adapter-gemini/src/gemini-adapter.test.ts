@@ -617,6 +617,20 @@ describe('GeminiAdapter errors', () => {
     },
   )
 
+  it.each([
+    [500, '{"error": {"code": 500, "mess', 'server'],
+    [503, 'Service Unavailable', 'overloaded'],
+  ] as const)(
+    'maps HTTP %i whose body is labelled JSON but is not (a proxy, a cut body) by its status',
+    async (status, json, kind) => {
+      server.enqueue({ status, json })
+      const { error } = await failure(adapter().stream('x', { model: 'm', history: [] }))
+      // Before, kind unknown, not retryable, no status: the SDK's JSON parse error was mapped.
+      expect(error).toMatchObject({ kind, status, retryable: true, provider: 'gemini' })
+      expect((error as Error).message).toMatch(/not valid JSON/)
+    },
+  )
+
   it('delivers the events before an in-stream error frame, then throws it typed', async () => {
     server.enqueue({
       sse:

@@ -246,6 +246,7 @@ export class GeminiAdapter extends ServerSentEventAdapter {
       throw mapGeminiError(error, {
         secrets: this.#identity.secrets ?? [],
         responseHeaders: response?.headers,
+        responseStatus: response?.status,
       })
     }
     if (response === undefined) {

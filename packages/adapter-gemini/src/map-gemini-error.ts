@@ -16,6 +16,11 @@ export interface MapGeminiErrorContext {
   secrets?: readonly string[]
   /** Headers of the HTTP response, when one arrived (for `Retry-After`). Default is none. */
   responseHeaders?: HeadersLike | undefined
+  /**
+   * Status of the HTTP response, when one arrived. An error response whose body the SDK could not
+   * read (labelled JSON but not JSON: a proxy's page, a cut body) is then mapped by this status.
+   */
+  responseStatus?: number | undefined
 }
 
 /** The google.rpc status names of the Gemini API and the kind each means. */
@@ -70,7 +75,8 @@ export function geminiIdentity(secrets: readonly string[]): ProviderIdentity {
  * `invalid_request` (but `API_KEY_INVALID` → `authentication`, a too-long prompt →
  * `context_length`), 403 → `permission`, 404 → `not_found`, 500 `INTERNAL` → `server`, 503
  * `UNAVAILABLE` → `overloaded`. Connection failures and SDK deadlines map through
- * `mapTransportError`. Both come from `@agentx/core/provider`, so the wording and retry rules
+ * `mapTransportError`; an error response whose body the SDK could not parse (labelled JSON, but a
+ * proxy's page or a cut body) maps by `context.responseStatus`. Both come from `@agentx/core/provider`, so the wording and retry rules
  * are those of every adapter; the SDK error is kept as a redacted `cause`.
  *
  * Called by `GeminiAdapter` for every failure; exported for custom adapters built on the same SDK.
@@ -83,7 +89,16 @@ export function mapGeminiError(error: unknown, context: MapGeminiErrorContext = 
     message?: unknown
     status?: unknown
   }
-  if (like.name !== 'ApiError' || typeof like.status !== 'number') return mapTransportError(provider, error)
+  if (like.name !== 'ApiError' || typeof like.status !== 'number') {
+    const status = context.responseStatus
+    if (status === undefined || status < 400) return mapTransportError(provider, error)
+    return mapHttpError(provider, {
+      status,
+      ...describeBody(status, undefined, 'The error response body was not valid JSON.'),
+      headers: context.responseHeaders,
+      cause: error,
+    })
+  }
   const rawMessage = typeof like.message === 'string' ? like.message : ''
   const body = parseErrorBody(rawMessage)
   return mapHttpError(provider, {
