@@ -86,6 +86,8 @@ describe.each(transports)('over %s', (_kind, serve) => {
       'test_add_tool',
       'test_status',
       'test_whoami',
+      'test_quota',
+      'test_quote_credential',
       'test_dotted_name_with_spaces',
     ])
     const echo = tools[0]!
@@ -97,7 +99,7 @@ describe.each(transports)('over %s', (_kind, serve) => {
       additionalProperties: false,
     })
     // The sanitized name still calls the original MCP tool.
-    expect(await tools[11]!.execute!({}, context())).toEqual([{ type: 'text', text: 'dotted works' }])
+    expect(await tools[13]!.execute!({}, context())).toEqual([{ type: 'text', text: 'dotted works' }])
   })
 
   it('maps results to content blocks: text, images, structured content and the rest', async () => {
@@ -187,6 +189,19 @@ describe.each(transports)('over %s', (_kind, serve) => {
     expect(await call(connection, 'extra')).toEqual([{ type: 'text', text: 'extra works' }])
   })
 
+  it("classifies a server's own -32000 error as a refused call, and the connection stays", async () => {
+    const connection = connect(await serve())
+    // Before, MCP_CONNECTION_LOST "went away before it answered", retryable.
+    expect(await failure(call(connection, 'quota'))).toEqual({
+      code: 'MCP_REQUEST_FAILED',
+      message: expect.stringContaining('Quota exceeded for today'),
+      retryable: false,
+    })
+    expect(await call(connection, 'echo', { text: 'still fine' })).toEqual([
+      { type: 'text', text: 'still fine' },
+    ])
+  })
+
   it('rejects every use after close() with MCP_CLOSED, also a call in flight', async () => {
     const connection = connect(await serve())
     await connection.tools()
@@ -211,6 +226,35 @@ describe('stdio servers', () => {
     expect(who.env).toBe('from-env')
     expect(who.leak).toBeNull()
     expect(who.cwd).toBe(directory)
+  })
+
+  it('close() during a handshake the server never answers ends the child at once, not after timeoutMs', async () => {
+    // A program that reads stdin and never answers: the handshake would wait the whole timeoutMs.
+    const connection = connectMcp(
+      { command: process.execPath, args: ['-e', 'process.stdin.resume(); setInterval(() => {}, 1000)'] },
+      { timeoutMs: 600_000 },
+    )
+    const listing = failure(connection.tools())
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Before, close() waited for the handshake's timeout (600 s here; the test's own limit fails it).
+    await connection.close()
+    expect((await listing).code).toBe('MCP_CLOSED')
+  })
+
+  it('a stdio tool error quoting an env value is redacted like every other message', async () => {
+    const connection = connect(stdioServer({ env: { AGENTX_TEST_VALUE: 'env-secret-42' } }))
+    for (const how of ['result', 'throw']) {
+      const error = await failure(call(connection, 'quote_credential', { how }))
+      expect(error.message).toContain('invalid token ***')
+      expect(error.message).not.toContain('env-secret-42')
+    }
+  })
+
+  it('says a missing working directory, not a missing command', async () => {
+    const connection = connect(stdioServer({ cwd: join(tmpdir(), 'agentx-no-such-directory-7f3a') }))
+    const error = await failure(connection.tools())
+    expect(error.code).toBe('MCP_CONNECT_FAILED')
+    expect(error.message).toContain('working directory (cwd) was not found')
   })
 
   it('ends the child process on close()', async () => {
@@ -361,6 +405,26 @@ describe('connectMcp options', () => {
     expect(error.code).toBe('MCP_INVALID_INPUT')
   })
 
+  it('never lets the token of an Authorization header out, also when the server quotes it alone', async () => {
+    const server = await http()
+    const logged: string[] = []
+    const log = (_message: string, fields?: Record<string, unknown>) => logged.push(JSON.stringify(fields))
+    const connection = connect(
+      // A token read from a file keeps its newline; fetch sends it trimmed.
+      { url: server.url, headers: { authorization: 'Bearer sk-live-0123456789\n' } },
+      { logger: { debug: log, info: log, warn: log, error: log } },
+    )
+    for (const how of ['result', 'throw']) {
+      const error = await failure(call(connection, 'quote_credential', { how }))
+      // Before, the stored tool result (and so the next prompt) held the raw token.
+      expect(error.message).toContain('invalid token ***')
+      expect(error.message).not.toContain('0123456789')
+    }
+    await server.kill()
+    await failure(call(connection, 'echo', { text: 'x' }))
+    expect(logged.join('\n')).not.toContain('0123456789')
+  })
+
   it('refuses credentials in the URL, and never puts query parameters or header values in messages', async () => {
     expect(() => connectMcp({ url: 'http://user:hunter2@127.0.0.1/mcp' })).toThrow(/credentials/)
     const server = await http()
@@ -374,5 +438,9 @@ describe('connectMcp options', () => {
     expect(error.code).toBe('MCP_CONNECT_FAILED')
     expect(error.message).not.toContain('secret-token')
     expect(error.message).not.toContain('secret-header')
+    // A URL that does not parse is not quoted: its query may hold a token.
+    expect(() => connectMcp({ url: 'http://[::1?token=query-secret' })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('query-secret') }),
+    )
   })
 })

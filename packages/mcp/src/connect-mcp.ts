@@ -92,7 +92,7 @@ export function connectMcp(server: McpServer, options: ConnectMcpOptions = {}): 
   const connection = new McpConnectionImpl(server, {
     namePrefix: options.namePrefix ?? '',
     label: options.name ?? labelOf(server),
-    secrets: secretsOf(server),
+    secrets: secretsFor(server),
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     onToolsChanged: options.onToolsChanged,
     logger: options.logger,
@@ -155,7 +155,13 @@ function validateServer(server: unknown): asserts server is McpServer {
     try {
       parsed = new URL(url as string | URL)
     } catch (error) {
-      throw new ConfigurationError(`connectMcp: \`url\` is not a valid URL: ${String(url)}`, { cause: error })
+      // Not quoted: a URL that does not parse may still carry a token in its query.
+      throw new ConfigurationError(
+        'connectMcp: `url` is not a valid URL (an absolute http: or https: URL).',
+        {
+          cause: error,
+        },
+      )
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       throw new ConfigurationError(`connectMcp: \`url\` must be http: or https:, got ${parsed.protocol}`)
@@ -202,17 +208,27 @@ function isStringRecord(value: unknown): value is Record<string, string> {
   )
 }
 
-/** Values that must never appear in an error message: header values and query parameters. */
-function secretsOf(server: McpServer): string[] {
-  const secrets: string[] = []
-  if ('url' in server) {
-    for (const value of new URL(server.url).searchParams.values()) secrets.push(value)
-    for (const value of Object.values(server.headers ?? {})) secrets.push(value)
-  } else {
-    for (const value of Object.values(server.env ?? {})) secrets.push(value)
+/**
+ * Values that must never appear in an error message or a log: header values, query parameters and
+ * `env` values — each whole, trimmed (`fetch` sends a header value trimmed, so a server echoes it
+ * so), and each of its words (the credential of `Bearer <token>`, which a server may quote alone).
+ * Longest first, so a whole value is redacted before its parts.
+ */
+export function secretsFor(server: McpServer): string[] {
+  const values =
+    'url' in server
+      ? [...new URL(server.url).searchParams.values(), ...Object.values(server.headers ?? {})]
+      : Object.values(server.env ?? {})
+  const secrets = new Set<string>()
+  for (const value of values) {
+    secrets.add(value)
+    secrets.add(value.trim())
+    const words = value.trim().split(/[\s,]+/)
+    // The first of several words is a scheme (`Bearer`, `Basic`), not a secret.
+    for (const word of words.length > 1 ? words.slice(1) : words) secrets.add(word)
   }
   // Very short values would blank out ordinary words.
-  return secrets.filter((secret) => secret.length >= 6)
+  return [...secrets].filter((secret) => secret.length >= 6).sort((a, b) => b.length - a.length)
 }
 
 function labelOf(server: McpServer): string {

@@ -7,7 +7,11 @@ describe('mapMcpError', () => {
   const call = { server: 'srv', operation: 'call', tool: 'lookup' } as const
 
   it('maps JSON-RPC errors by code', () => {
-    const timeout = mapMcpError(new McpError(ErrorCode.RequestTimeout, 'Request timed out'), call)
+    // The SDK's own timeout carries { timeout }.
+    const timeout = mapMcpError(
+      new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: 60_000 }),
+      call,
+    )
     expect([timeout.code, timeout.retryable]).toEqual(['MCP_TIMEOUT', true])
     const closed = mapMcpError(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), {
       ...call,
@@ -23,6 +27,42 @@ describe('mapMcpError', () => {
       'MCP tool "lookup" of server "srv" failed: Unknown tool: lookup',
     ])
     expect(refused.cause).toBeInstanceOf(McpError)
+  })
+
+  it("a server's own error with the codes the SDK uses locally (-32000, -32001) is a refusal, not a lost connection", () => {
+    // Before, a handler throwing McpError(-32000, 'Quota exceeded') read as "went away", retryable.
+    const quota = mapMcpError(new McpError(-32000, 'Quota exceeded for today'), {
+      ...call,
+      connectionLost: false,
+    })
+    expect([quota.code, quota.retryable, quota.message]).toEqual([
+      'MCP_REQUEST_FAILED',
+      false,
+      'MCP tool "lookup" of server "srv" failed: Quota exceeded for today',
+    ])
+    const slow = mapMcpError(new McpError(-32001, 'Upstream timed out'), { ...call, connectionLost: false })
+    expect([slow.code, slow.retryable]).toEqual(['MCP_REQUEST_FAILED', false])
+    // A handshake the server answers with an error is a failed connection.
+    const handshake = mapMcpError(new McpError(ErrorCode.MethodNotFound, 'Method not found'), {
+      server: 'srv',
+      operation: 'connect',
+      connectionLost: false,
+    })
+    expect(handshake.code).toBe('MCP_CONNECT_FAILED')
+  })
+
+  it('redacts the credential of a header value quoted alone, and the cause too', async () => {
+    const { secretsFor } = await import('./connect-mcp.js')
+    const secrets = secretsFor({
+      url: 'http://127.0.0.1:1/mcp?key=QUERYSECRET',
+      headers: { authorization: 'Bearer sk-live-SECRET\n' },
+    })
+    const error = mapMcpError(new Error('invalid token sk-live-SECRET (key QUERYSECRET)'), {
+      ...call,
+      secrets,
+    })
+    expect(error.message).toBe('MCP tool "lookup" of server "srv" failed: invalid token *** (key ***)')
+    expect(JSON.stringify(error.cause, Object.getOwnPropertyNames(error.cause))).not.toContain('SECRET')
   })
 
   it('maps network failures of a call to MCP_CONNECTION_LOST', () => {

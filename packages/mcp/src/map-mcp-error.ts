@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { McpClientError, isMcpClientError } from './mcp-client-error.js'
@@ -14,6 +15,13 @@ export interface McpErrorContext {
   stderr?: string
   /** Strings to redact from the message (header values, query parameters, env values). */
   secrets?: readonly string[]
+  /**
+   * Whether the connection was gone when the request failed. `false` makes a `ConnectionClosed`
+   * code the server's own answer (`MCP_REQUEST_FAILED`). Default: unknown (taken as gone).
+   */
+  connectionLost?: boolean
+  /** The stdio server's working directory, to tell a missing one from a missing command. */
+  cwd?: string
 }
 
 const NETWORK_CODES = new Set([
@@ -31,13 +39,30 @@ const NETWORK_CODES = new Set([
  * message says what failed and never contains a secret of the configuration.
  */
 export function mapMcpError(error: unknown, context: McpErrorContext): McpClientError {
-  if (isMcpClientError(error)) return error
-  const mapped = classify(error, context)
-  const secrets = context.secrets ?? []
-  if (!secrets.some((secret) => mapped.message.includes(secret))) return mapped
-  let message = mapped.message
-  for (const secret of secrets) message = message.split(secret).join('***')
-  return new McpClientError(message, mapped.code, { cause: error })
+  if (isMcpClientError(error)) return redactError(error, context.secrets ?? [])
+  return redactError(classify(error, context), context.secrets ?? [])
+}
+
+/** `text` with every secret replaced by `***` (secrets longest first). */
+export function redact(text: string, secrets: readonly string[]): string {
+  let redacted = text
+  for (const secret of secrets) if (redacted.includes(secret)) redacted = redacted.split(secret).join('***')
+  return redacted
+}
+
+/** The error itself, or a copy whose message (and its cause's) has its secrets redacted. */
+function redactError(error: McpClientError, secrets: readonly string[]): McpClientError {
+  const message = redact(error.message, secrets)
+  const cause = error.cause
+  const causeMessage = cause instanceof Error ? cause.message : undefined
+  const safeCauseMessage = causeMessage === undefined ? undefined : redact(causeMessage, secrets)
+  if (message === error.message && safeCauseMessage === causeMessage) return error
+  // A cause that quotes a secret is replaced by a plain error with the redacted message.
+  const safeCause =
+    safeCauseMessage === causeMessage
+      ? cause
+      : Object.assign(new Error(safeCauseMessage), { name: (cause as Error).name })
+  return new McpClientError(message, error.code, { cause: safeCause })
 }
 
 function classify(error: unknown, context: McpErrorContext): McpClientError {
@@ -50,10 +75,16 @@ function classify(error: unknown, context: McpErrorContext): McpClientError {
 
   if (error instanceof McpError) {
     const detail = error.message.replace(/^MCP error -?\d+: /, '')
-    if (error.code === ErrorCode.RequestTimeout) {
+    // The SDK's own timeout carries `{ timeout }`; a server may answer with the same code itself.
+    if (
+      error.code === ErrorCode.RequestTimeout &&
+      typeof (error.data as { timeout?: unknown })?.timeout === 'number'
+    ) {
       return new McpClientError(`${what} did not answer in time (${detail}).`, 'MCP_TIMEOUT', options)
     }
-    if (error.code === ErrorCode.ConnectionClosed) {
+    // The SDK reports a closed connection with this code; a server's own -32000 ("server error",
+    // which many servers use) is a refusal like any other.
+    if (error.code === ErrorCode.ConnectionClosed && context.connectionLost !== false) {
       return context.operation === 'connect'
         ? new McpClientError(
             `${what} closed the connection during the MCP handshake: ${detail}.${stderr}`,
@@ -66,7 +97,12 @@ function classify(error: unknown, context: McpErrorContext): McpClientError {
             options,
           )
     }
-    return new McpClientError(`${what} failed: ${detail}`, 'MCP_REQUEST_FAILED', options)
+    // A handshake the server answered with an error is a failed connection, not a failed call.
+    return new McpClientError(
+      `${what} failed: ${detail}`,
+      context.operation === 'connect' ? 'MCP_CONNECT_FAILED' : 'MCP_REQUEST_FAILED',
+      options,
+    )
   }
 
   if (error instanceof StreamableHTTPError) {
@@ -94,7 +130,12 @@ function classify(error: unknown, context: McpErrorContext): McpClientError {
 
   const systemCode = systemErrorCode(error)
   if (context.operation === 'connect') {
-    const reason = systemCode === 'ENOENT' ? 'the command was not found (ENOENT)' : messageOf(error)
+    const reason =
+      systemCode !== 'ENOENT'
+        ? messageOf(error)
+        : context.cwd !== undefined && !existsSync(context.cwd)
+          ? `its working directory (cwd) was not found (ENOENT)`
+          : 'the command was not found (ENOENT)'
     return new McpClientError(
       `Could not start or reach ${what}: ${reason}.${stderr}`,
       'MCP_CONNECT_FAILED',

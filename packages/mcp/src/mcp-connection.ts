@@ -12,7 +12,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { McpServer } from './connect-mcp.js'
 import { McpClientError, isMcpClientError } from './mcp-client-error.js'
-import { type McpErrorContext, mapMcpError } from './map-mcp-error.js'
+import { type McpErrorContext, mapMcpError, redact } from './map-mcp-error.js'
 import { mapMcpResult } from './map-mcp-result.js'
 import { toToolNames } from './tool-names.js'
 import { type RequestId, watchResponseStreams } from './watch-response-streams.js'
@@ -25,6 +25,11 @@ const STDERR_TAIL = 4096
 const MAX_LIST_PAGES = 1000
 /** How long `close()` waits for an HTTP server to end the session before closing anyway. */
 const TERMINATE_TIMEOUT_MS = 2000
+/**
+ * The `data` of the error response handed to the client for a request whose response stream broke:
+ * it tells that failure from a server's own error of the same code.
+ */
+const STREAM_LOST = { agentx: 'response-stream-lost' } as const
 
 /** The settings {@link McpConnectionImpl} runs with (validated by `connectMcp`). */
 export interface McpConnectionSettings {
@@ -67,6 +72,10 @@ export class McpConnectionImpl {
   #listing: Promise<Tool[]> | undefined
   #closed = false
   #closing: Promise<void> | undefined
+  /** A session whose handshake is running: `close()` ends it instead of waiting for it. */
+  #handshaking: Link | undefined
+  /** Aborted by `close()`: calls still running end at once. */
+  readonly #closeController = new AbortController()
 
   constructor(server: McpServer, settings: McpConnectionSettings) {
     this.#server = server
@@ -85,14 +94,19 @@ export class McpConnectionImpl {
       } catch (error) {
         if (this.#closed) throw this.#closedError()
         if (attempt === 0 && this.#sessionForgotten(link, error)) continue
-        throw mapMcpError(error, this.#context(link, 'list'))
+        throw mapMcpError(error, this.#context(link, 'list', undefined, error))
       }
     }
   }
 
   close(): Promise<void> {
     this.#closed = true
+    this.#closeController.abort()
     this.#closing ??= (async () => {
+      // A handshake still running is cut short (the child ended, the HTTP request aborted), not
+      // waited for: a server that never answers would hold `close()` for the whole `timeoutMs`.
+      const handshaking = this.#handshaking
+      if (handshaking) await this.#shut(handshaking, false)
       const link = this.#link ?? (await this.#opening?.catch(() => undefined))
       this.#link = undefined
       if (!link) return
@@ -115,13 +129,16 @@ export class McpConnectionImpl {
 
   async #open(): Promise<Link> {
     const link = this.#createLink()
+    this.#handshaking = link
     try {
       await link.client.connect(link.transport, { timeout: this.#settings.timeoutMs })
     } catch (error) {
       link.alive = false
       await link.client.close().catch(() => undefined)
       if (this.#closed) throw this.#closedError()
-      throw mapMcpError(error, this.#context(link, 'connect'))
+      throw mapMcpError(error, this.#context(link, 'connect', undefined, error))
+    } finally {
+      this.#handshaking = undefined
     }
     if (this.#closed) {
       await this.#shut(link, true)
@@ -177,7 +194,7 @@ export class McpConnectionImpl {
     client.onerror = (error) => {
       this.#settings.logger?.debug('agentx/mcp: transport error', {
         server: this.#settings.label,
-        error: error instanceof Error ? error.message : String(error),
+        error: this.#logged(error),
       })
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#toolsChanged())
@@ -236,7 +253,11 @@ export class McpConnectionImpl {
     const deliver = link.transport.onmessage
     for (const id of ids) {
       link.resuming.delete(id)
-      deliver?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message } })
+      deliver?.({
+        jsonrpc: '2.0',
+        id,
+        error: { code: ErrorCode.ConnectionClosed, message, data: STREAM_LOST },
+      })
     }
   }
 
@@ -308,13 +329,13 @@ export class McpConnectionImpl {
         try {
           listener(tools)
         } catch (error) {
-          this.#settings.logger?.warn('agentx/mcp: onToolsChanged threw', { error: String(error) })
+          this.#settings.logger?.warn('agentx/mcp: onToolsChanged threw', { error: this.#logged(error) })
         }
       },
       (error: unknown) => {
         this.#settings.logger?.warn('agentx/mcp: could not refresh the tool list', {
           server: this.#settings.label,
-          error: error instanceof Error ? error.message : String(error),
+          error: this.#logged(error),
         })
       },
     )
@@ -331,15 +352,20 @@ export class McpConnectionImpl {
       throw new McpClientError(`The MCP tool "${name}" takes a JSON object as input.`, 'MCP_INVALID_INPUT')
     }
     const signal = context?.signal
+    // The send's abort, or `close()`: either ends the call at once (and cancels it on the server).
+    const ended =
+      signal === undefined
+        ? this.#closeController.signal
+        : AbortSignal.any([signal, this.#closeController.signal])
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted()
-      const link = await this.#ready(signal)
+      const link = await this.#ready(ended)
       try {
         const result = await link.client.callTool(
           { name: mcpName, arguments: args as Record<string, unknown> },
           undefined,
           {
-            ...(signal === undefined ? {} : { signal }),
+            signal: ended,
             timeout: this.#settings.timeoutMs,
             resetTimeoutOnProgress: true,
             onprogress: () => undefined,
@@ -347,26 +373,42 @@ export class McpConnectionImpl {
         )
         return mapMcpResult(result, name)
       } catch (error) {
-        if (isMcpClientError(error)) throw error
+        // The tool's own error (`isError`) is passed on, its text redacted like every message.
+        if (isMcpClientError(error)) throw mapMcpError(error, this.#context(link, 'call', name))
         if (signal?.aborted) throw signal.reason ?? error
         if (this.#closed) throw this.#closedError()
         if (attempt === 0 && this.#sessionForgotten(link, error)) continue
-        throw mapMcpError(error, this.#context(link, 'call', name))
+        throw mapMcpError(error, this.#context(link, 'call', name, error))
       }
     }
   }
 
   // --- errors --------------------------------------------------------------------------------------
 
-  #context(link: Link, operation: 'connect' | 'list' | 'call', tool?: string): McpErrorContext {
+  #context(
+    link: Link,
+    operation: 'connect' | 'list' | 'call',
+    tool?: string,
+    error?: unknown,
+  ): McpErrorContext {
     const stderr = link.stderr?.text.trim()
+    const lostStream = (error as { data?: unknown } | undefined)?.data === STREAM_LOST
+    const cwd = 'cwd' in this.#server ? this.#server.cwd : undefined
     return {
       server: this.#settings.label,
       operation,
       secrets: this.#settings.secrets,
+      // The SDK closes the link before it fails the requests that were waiting on it.
+      connectionLost: !link.alive || lostStream,
       ...(tool === undefined ? {} : { tool }),
       ...(stderr ? { stderr } : {}),
+      ...(cwd === undefined ? {} : { cwd }),
     }
+  }
+
+  /** An error as a log line, its secrets redacted. */
+  #logged(error: unknown): string {
+    return redact(error instanceof Error ? error.message : String(error), this.#settings.secrets)
   }
 
   #closedError(): McpClientError {

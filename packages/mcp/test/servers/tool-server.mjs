@@ -1,7 +1,7 @@
 // A real MCP server built with the official SDK, served over stdio (stdio-server.mjs) or streamable
 // HTTP (http-server.mjs) by the tests. Its tools cover what a client must handle.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 
 /** A 1×1 PNG. */
 export const PIXEL_PNG =
@@ -41,6 +41,12 @@ const BASE_TOOLS = [
   { name: 'add_tool', description: 'Adds the tool "extra" and says so.', inputSchema: { type: 'object' } },
   { name: 'status', description: 'Counters of this server process.', inputSchema: { type: 'object' } },
   { name: 'whoami', description: 'Pid, cwd, env and request headers.', inputSchema: { type: 'object' } },
+  { name: 'quota', description: 'Refuses with JSON-RPC code -32000.', inputSchema: { type: 'object' } },
+  {
+    name: 'quote_credential',
+    description: 'Fails quoting its credential (the Authorization token, or AGENTX_TEST_VALUE).',
+    inputSchema: { type: 'object', properties: { how: { type: 'string' } } },
+  },
   {
     name: 'dotted.name/with spaces',
     description: 'A name providers do not accept.',
@@ -133,6 +139,18 @@ export function createToolServer() {
             },
           ],
         }
+      case 'quota':
+        // -32000 is the generic JSON-RPC server error many servers use; the SDK also uses it locally.
+        throw new McpError(-32000, 'Quota exceeded for today')
+      case 'quote_credential': {
+        const authorization = extra.requestInfo?.headers?.authorization
+        const credential =
+          typeof authorization === 'string'
+            ? authorization.replace(/^Bearer\s+/, '')
+            : process.env.AGENTX_TEST_VALUE
+        if (args.how === 'throw') throw new Error(`invalid token ${credential}`)
+        return { content: [{ type: 'text', text: `invalid token ${credential}` }], isError: true }
+      }
       case 'dotted.name/with spaces':
         return { content: [{ type: 'text', text: 'dotted works' }] }
       default:
