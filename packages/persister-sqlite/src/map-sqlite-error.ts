@@ -1,4 +1,4 @@
-import { isAgentError, PersistenceError } from '@agentx/core'
+import { isAgentError, PersistenceError, ValidationError } from '@agentx/core'
 import type { AgentError } from '@agentx/core'
 
 /** The extended result code of a better-sqlite3 `SqliteError` (`SQLITE_BUSY`, …), if it is one. */
@@ -33,6 +33,14 @@ export function mapSqliteError(error: unknown, action: string, filename: string)
       code: 'PAYLOAD_TOO_LARGE',
       cause: error,
     })
+  }
+  if (code === 'SQLITE_ERROR' && /malformed JSON/i.test(reason)) {
+    // The metadata index reads session metadata with SQLite's JSON functions, which refuse JSON
+    // nested deeper than 1000 levels (what JSON.stringify made is valid otherwise). Nothing is written.
+    return new ValidationError(
+      `Could not ${action}: its metadata nests deeper than SQLite's JSON functions read (1000 levels).`,
+      { cause: error },
+    )
   }
   if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
     return new PersistenceError(

@@ -330,6 +330,19 @@ describe('SqlitePersister messages', () => {
     expect(rawRows(filename, 'select count(*) as n from messages')).toEqual([{ n: 0 }])
   })
 
+  it("refuses session metadata nested deeper than SQLite's JSON functions read with VALIDATION, not retryable, writing nothing", async () => {
+    const filename = newFile()
+    const persister = persisterAt(filename)
+    await persister.saveSession(session('s', { metadata: { v: 0 } }))
+    let deep: unknown = 'x'
+    for (let i = 0; i < 1000; i++) deep = [deep]
+    const error = await rejection(persister.saveSession(session('s', { metadata: { deep } })))
+    // Before, a retryable PERSISTENCE error ("malformed JSON"): the kernel retried it for ever.
+    expect([error.code, error.retryable]).toEqual(['VALIDATION', false])
+    expect((error as unknown as Error).message).toMatch(/metadata.*deeper than SQLite/)
+    expect((await persister.getSession('s'))?.metadata).toEqual({ v: 0 })
+  })
+
   it('keeps hostile keys and unknown fields as plain data', async () => {
     const persister = persisterAt()
     const metadata = JSON.parse('{"__proto__":{"polluted":true},"constructor":1,"$gt":"","a.b":2}') as Record<

@@ -190,6 +190,32 @@ describe('waiting for writes while the store is down', () => {
     // Before, the process exited while the send waited for the partial reply's write (code 13).
     expect(stdout.trim().split('\n')).toEqual(['send rejected PERSISTENCE', 'settled'])
   })
+
+  it('await update() and complete() resolve after a failed write is retried, instead of the process exiting under them', async () => {
+    const { stdout } = await run(process.execPath, [
+      '--input-type=module',
+      '-e',
+      script(`
+        let failures = 0
+        const save = persister.saveSession.bind(persister)
+        persister.saveSession = async (data) => {
+          if (failures > 0) { failures -= 1; throw new PersistenceError('connection reset', { code: 'PERSISTENCE' }) }
+          return save(data)
+        }
+        const agent = createAgent({ writeRetry: { maxAttempts: 3, initialDelayMs: 20, maxDelayMs: 50 } }, { adapter: new ScriptedAdapter([]), persister })
+        const session = await agent.createSession()
+        failures = 1
+        await session.update({ summary: 'renamed' }).then(() => console.log('updated'), (error) => console.log('update rejected', error.code))
+        failures = 1
+        await session.complete().then(() => console.log('completed'), (error) => console.log('complete rejected', error.code))
+        const stored = await persister.getSession(session.id)
+        console.log(stored.summary, stored.state)
+      `),
+    ])
+    // Before, the process exited at the update (unsettled top-level await, code 13): the write's
+    // retry timer did not keep it alive while update() waited.
+    expect(stdout.trim().split('\n')).toEqual(['updated', 'completed', 'renamed completed', 'settled'])
+  })
 })
 
 describe('close() while the store is down', () => {
@@ -229,6 +255,34 @@ describe('close() while the store is down', () => {
       ['agent', [{ type: 'text', text: 'the reply' }]],
     ])
     expect((await persister.getSession(session.id))!.state).toBe('idle')
+    await agent.close()
+  })
+})
+
+describe('update() the store refuses for good', () => {
+  it('rejects and leaves the session object as it was (and as the store has it)', async () => {
+    class Refusing extends InMemoryPersister {
+      refuse = false
+      override async saveSession(data: SessionData): Promise<void> {
+        if (this.refuse) {
+          this.refuse = false
+          throw new PersistenceError('value refused by the store', { code: 'VALIDATION', retryable: false })
+        }
+        return super.saveSession(data)
+      }
+    }
+    const persister = new Refusing()
+    const agent = createAgent({}, { adapter: new ScriptedAdapter([]), persister })
+    const session = await agent.createSession({ summary: 'S0', metadata: { v: 0 } })
+    persister.refuse = true
+    await expect(session.update({ summary: 'S1', metadata: { v: 1 } })).rejects.toMatchObject({
+      code: 'VALIDATION',
+    })
+    // Before, the object showed S1 and { v: 1 }, which the store never got.
+    expect([session.summary, session.metadata]).toEqual(['S0', { v: 0 }])
+    await session.update({ systemPrompt: 'be brief' })
+    const stored = (await persister.getSession(session.id))!
+    expect([stored.summary, stored.metadata, stored.systemPrompt]).toEqual(['S0', { v: 0 }, 'be brief'])
     await agent.close()
   })
 })

@@ -205,7 +205,15 @@ export class SessionCore {
 
   /** In `sync` durability, waits for the write (and fails the send if it is not durable). */
   async write(saved: Promise<void> | undefined): Promise<void> {
-    if (this.options.durability === 'sync' && saved) await (this.queue ? this.queue.hold(saved) : saved)
+    if (this.options.durability === 'sync') await this.durable(saved)
+  }
+
+  /**
+   * Waits until a queued write is durable, whatever the durability (an operation that promises to
+   * resolve once stored). Held: while it waits, the queue's retry timer keeps the process alive.
+   */
+  async durable(saved: Promise<void> | undefined): Promise<void> {
+    if (saved) await (this.queue ? this.queue.hold(saved) : saved)
   }
 
   newMessage(type: MessageType, content: string | ContentBlock[]): AnyMessage {

@@ -1,5 +1,6 @@
 import type { SessionData } from '../contracts/agent-persister.js'
 import type { AnyMessage } from '../contracts/messages.js'
+import { isAgentError } from '../errors/agent-error.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { isAgentTool } from '../tools/agent-tool.js'
 import type { PendingToolCall } from '../tools/tool.js'
@@ -18,6 +19,7 @@ import {
 import {
   applySessionUpdate,
   changesSendSettings,
+  revertSessionUpdate,
   type SessionUpdate,
   validateSessionUpdate,
 } from './session-update.js'
@@ -46,12 +48,27 @@ export async function updateSession(core: SessionCore, update: SessionUpdate): P
         core.data = { ...stored }
         core.usage = { ...stored.tokenUsage }
       } else if (changesSendSettings(checked)) throw new SessionBusyError(core.id)
-      if (applySessionUpdate(core.data, checked)) await core.saveSession()
+      await applyAndStore(core, checked)
     })
     return
   }
+  await applyAndStore(core, checked)
+}
+
+/**
+ * Applies a checked update and resolves once it is stored (held: a retry keeps the process alive
+ * meanwhile). A store that refuses it for good (not retryable: the write is dropped) leaves the
+ * object as it was; a retryable failure leaves the update queued, retried in the background.
+ */
+async function applyAndStore(core: SessionCore, checked: SessionUpdate): Promise<void> {
+  const before = { ...core.data }
   if (!applySessionUpdate(core.data, checked)) return
-  await core.saveSession()
+  try {
+    await core.durable(core.saveSession())
+  } catch (error) {
+    if (isAgentError(error) && !error.retryable) revertSessionUpdate(core.data, checked, before)
+    throw error
+  }
 }
 
 /**
@@ -69,7 +86,7 @@ export async function completeSession(core: SessionCore): Promise<void> {
     await core.refresh()
     if (core.busy) throw new SessionBusyError(core.id)
     // Durable before the lease is let go: the next holder reads it.
-    await complete()
+    await core.durable(complete())
   })
 }
 

@@ -61,6 +61,20 @@ export function changesSendSettings(update: SessionUpdate): boolean {
   return update.model !== undefined || update.systemPrompt !== undefined
 }
 
+/**
+ * Takes back what {@link applySessionUpdate} wrote, where nothing changed it since: for an update
+ * the store refused for good (a write that is dropped, never retried).
+ */
+export function revertSessionUpdate(data: SessionData, update: SessionUpdate, before: SessionData): void {
+  const fields = data as unknown as Record<string, unknown>
+  const previous = before as unknown as Record<string, unknown>
+  for (const key of UPDATE_KEYS) {
+    if (update[key] === undefined || fields[key] !== update[key]) continue
+    if (previous[key] === undefined) delete fields[key]
+    else fields[key] = previous[key]
+  }
+}
+
 /** Writes a checked update into the session's data; returns whether anything was given. */
 export function applySessionUpdate(data: SessionData, update: SessionUpdate): boolean {
   let changed = false
