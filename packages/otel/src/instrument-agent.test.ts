@@ -420,6 +420,72 @@ describe('failures', () => {
     expect(answer.text).toBe('parent done')
   })
 
+  it('puts each sub-agent under the execute_tool span of the call that started it, several at once and under their own tool names', async () => {
+    const { harness, agent } = setup(
+      [
+        toolCallTurn([
+          { id: 'a', name: 'researcher', input: { task: 'one' } },
+          { id: 'b', name: 'researcher', input: { task: 'two' } },
+          { id: 'c', name: 'ask_researcher', input: { task: 'three' } },
+          { id: 'd', name: 'lookup', input: { word: 'w' } },
+        ]),
+        textTurn('r1'),
+        textTurn('r2'),
+        textTurn('r3'),
+        textTurn('parent done'),
+      ],
+      {
+        config: {
+          tools: [lookup, agentTool('researcher'), agentTool('researcher', { name: 'ask_researcher' })],
+          agents: { researcher: { description: 'r' } },
+        },
+      },
+    )
+    const session = await agent.createSession()
+    expect((await session.send('go')).text).toBe('parent done')
+    const spans = await harness.spans()
+    const toolSpans = new Map(
+      spans
+        .filter((span) => span.name.startsWith('execute_tool'))
+        .map((span) => [span.attributes['gen_ai.tool.call.id'], span]),
+    )
+    const children = spans.filter((span) => span.name === 'invoke_agent researcher')
+    expect(children).toHaveLength(3)
+    for (const child of children) {
+      // The child session of call `x` is the one its own tool span started.
+      const callId = String(child.attributes['gen_ai.conversation.id']).split('/').pop()
+      // Before, every child hung under call `a` (the first running call named after the profile),
+      // and the child of `ask_researcher` under invoke_agent.
+      expect(parentOf(child)).toBe(toolSpans.get(callId)!.spanContext().spanId)
+    }
+  })
+
+  it('forgets the calls a deleted session waited on: a new session of the same id traces its own calls', async () => {
+    const pay: Tool = {
+      name: 'pay',
+      description: 'Pays.',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: () => 'paid',
+    }
+    const { harness, agent } = setup(
+      [
+        toolCallTurn([{ id: 'k1', name: 'pay', input: {} }]),
+        toolCallTurn([{ id: 'k1', name: 'lookup', input: { word: 'w' } }]),
+        textTurn('done'),
+      ],
+      { config: { tools: [lookup, pay] } },
+    )
+    const waiting = await agent.createSession({ id: 'reused' })
+    expect((await waiting.send('pay it')).pending).toHaveLength(1)
+    await waiting.delete()
+    const again = await agent.createSession({ id: 'reused' })
+    await again.send('look it up')
+    const tools = (await harness.spans()).filter((span) => span.name.startsWith('execute_tool'))
+    // Before, the deleted session's waiting call was carried into the new session's send.
+    expect(tools.map((span) => span.name)).toEqual(['execute_tool lookup'])
+  })
+
   it('marks an aborted send and its request as ADAPTER_ABORTED', async () => {
     const { harness, agent } = setup([{ events: [{ type: 'text-delta', text: 'par' }], waitForAbort: true }])
     const session = await agent.createSession()
@@ -462,6 +528,28 @@ describe('metrics', () => {
     expect(tokens.points[0]!.boundaries).toEqual([
       1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
     ])
+  })
+
+  it('counts the tokens of the compaction summary in gen_ai.client.token.usage', async () => {
+    const { harness, agent } = setup(
+      [
+        textTurn('one', { usage: usage(10, 1) }),
+        textTurn('two', { usage: usage(20, 2) }),
+        textTurn('the summary', { usage: usage(1000, 200) }),
+      ],
+      { config: { compaction: { thresholdTokens: 1_000_000, keepRecentMessages: 2 } } },
+    )
+    const session = await agent.createSession()
+    await session.send('first')
+    await session.send('second')
+    await session.compact()
+    const tokens = await harness.histogram('gen_ai.client.token.usage')
+    const sum = (type: string) =>
+      tokens.points
+        .filter((point) => point.attributes['gen_ai.token.type'] === type)
+        .reduce((total, point) => total + point.sum, 0)
+    // Before, 30 and 3: the summariser's request was left out.
+    expect([sum('input'), sum('output')]).toEqual([1030, 203])
   })
 
   it('records gen_ai.client.operation.duration in seconds per request and per send', async () => {

@@ -128,6 +128,7 @@ export function instrumentAgent(
     const inner = event.event as ObservedEvent | undefined
     if (typeof childId !== 'string' || typeof inner?.type !== 'string') return
     const agentName = typeof event.agent === 'string' ? event.agent : undefined
+    const toolUseId = typeof event.toolUseId === 'string' ? event.toolUseId : undefined
     let child = traces.get(childId)
     // A child already traced from its own events (they came first) stays a trace of its own.
     if (child && !child.viaParent && child.active) return
@@ -136,7 +137,7 @@ export function instrumentAgent(
       const parent = traces.get(parentId)
       child = new SessionTrace(telemetry, childId, {
         ...(agentName === undefined ? {} : { agentName }),
-        parent: () => (parent ? parent.childContext(agentName ?? '') : context.active()),
+        parent: () => (parent ? parent.childContext(agentName ?? '', toolUseId) : context.active()),
         viaParent: true,
       })
       traces.set(childId, child)

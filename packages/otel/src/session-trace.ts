@@ -192,10 +192,12 @@ export class SessionTrace {
   }
 
   /**
-   * The context a sub-agent's `invoke_agent` hangs in: the running tool call that started it (the
-   * one named after the agent, or the only one running), else this send's `invoke_agent`.
+   * The context a sub-agent's `invoke_agent` hangs in: the running tool call that started it (by
+   * its id, which the kernel's `subagent` event carries; for an older kernel, the one named after
+   * the agent, or the only one running), else this send's `invoke_agent`.
    */
-  childContext(agent: string): Context {
+  childContext(agent: string, toolUseId?: string): Context {
+    const call = toolUseId === undefined ? undefined : this.#tools.get(toolUseId)
     let named: [string, ToolCall] | undefined
     let only: [string, ToolCall] | undefined
     let running = 0
@@ -204,7 +206,8 @@ export class SessionTrace {
       only = entry
       if (entry[1].name === agent) named ??= entry
     }
-    const chosen = named ?? (running === 1 ? only : undefined)
+    const chosen: [string, ToolCall] | undefined =
+      call !== undefined ? [toolUseId!, call] : (named ?? (running === 1 ? only : undefined))
     // The call runs: a sub-agent started under it.
     const parent = chosen ? this.#openTool(chosen[0], chosen[1]) : this.#invoke
     return parent ? trace.setSpan(contextApi.active(), parent) : contextApi.active()
@@ -240,6 +243,13 @@ export class SessionTrace {
   // --- sends ---------------------------------------------------------------------------------------
 
   #onState(state: unknown, previous: unknown): void {
+    if (state === 'deleted') {
+      if (this.#invoke) this.#endSend({})
+      // Nothing of a deleted session goes on: the calls it waited on are forgotten with it.
+      this.#carried.clear()
+      this.#pendingUser = undefined
+      return
+    }
     if (state === 'active' && previous !== 'active') {
       if (this.#invoke) this.#endSend({})
       this.#startSend()
@@ -490,6 +500,8 @@ export class SessionTrace {
     const usage = message?.usage
     if (typeof usage?.inputTokens === 'number') attributes[GEN_AI.inputTokens] = usage.inputTokens
     if (typeof usage?.outputTokens === 'number') attributes[GEN_AI.outputTokens] = usage.outputTokens
+    // The summary was a model request too: its tokens count in the token metric.
+    if (usage !== undefined) this.#recordTokens({ provider: this.#telemetry.provider(), model: '' }, usage)
     if (this.#invoke) {
       this.#invoke.addEvent(EVENT.compaction, attributes)
       return
@@ -598,7 +610,7 @@ export class SessionTrace {
     total.reasoningTokens += numberOr(usage.reasoningTokens, 0)
   }
 
-  #recordTokens(chat: ChatStep, usage: ObservedUsage): void {
+  #recordTokens(chat: Pick<ChatStep, 'provider' | 'model'>, usage: ObservedUsage): void {
     const base: Attributes = {
       [GEN_AI.operationName]: OPERATION.chat,
       [GEN_AI.providerName]: chat.provider,

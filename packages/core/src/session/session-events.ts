@@ -40,7 +40,14 @@ export type SessionEvent =
   /** A profile handed the conversation to another (`transfer_to_<to>`); the same send goes on with `to`. */
   | { type: 'handoff'; from: string; to: string }
   /** An event of a child session run by an agent tool (never repeated as the parent's own). */
-  | { type: 'subagent'; sessionId: string; agent: string; event: SessionEvent }
+  | {
+      type: 'subagent'
+      sessionId: string
+      agent: string
+      /** The agent-tool call of the parent that runs this child (its `parentToolUseId`). */
+      toolUseId: string
+      event: SessionEvent
+    }
   /**
    * Before each model request of a send: `step` counts from 1; `agent` is the profile
    * (`'default'`), `provider` the `getName()` of the adapter the request goes to.

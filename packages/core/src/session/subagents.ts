@@ -144,7 +144,7 @@ export async function runChild(
     }
   }
   const stopForwarding = child.subscribe((event) =>
-    context.emit({ type: 'subagent', sessionId: child.id, agent: profile, event }),
+    context.emit({ type: 'subagent', sessionId: child.id, agent: profile, toolUseId: call.id, event }),
   )
   const onAbort = (): void => child.abort()
   context.signal.addEventListener('abort', onAbort, { once: true })
