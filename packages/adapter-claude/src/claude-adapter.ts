@@ -182,7 +182,7 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
         headers,
       )
     }
-    checkSendOptions(identity, options)
+    checkSendOptions(identity, options, { toolName: CLAUDE_TOOL_NAME })
     this.#checkSampling(options.temperature, extra)
     const { system, messages } = convertToClaudeMessages({
       history: options.history ?? [],
@@ -325,6 +325,9 @@ function sdkDefaultApiVersion(): string {
   const major = Number.parseInt(ANTHROPIC_SDK_VERSION, 10)
   return major >= 1 ? CLAUDE_API_VERSION_WITHOUT_SAMPLING : CLAUDE_API_VERSION_WITH_SAMPLING
 }
+
+/** The tool names the Messages API accepts. */
+const CLAUDE_TOOL_NAME = { pattern: /^[a-zA-Z0-9_-]{1,128}$/, description: '1–128 letters, digits, _ or -' }
 
 function toClaudeTool(tool: ToolDefinition): Record<string, unknown> {
   if (typeof tool?.name !== 'string' || tool.name === '')

@@ -173,7 +173,7 @@ export class GeminiAdapter extends ServerSentEventAdapter {
     prompt: string | ContentBlock[],
     options: AdapterStreamOptions,
   ): { config: GenerateContentConfig; contents: Content[] } {
-    checkSendOptions(this.#identity, options)
+    checkSendOptions(this.#identity, options, { toolName: GEMINI_TOOL_NAME })
     const extra = readProviderOptions(
       this.#identity,
       options.providerOptions,
@@ -324,6 +324,12 @@ function resolveClient(
 function envApiVersion(): string | undefined {
   const value = readEnv('GOOGLE_GENAI_API_VERSION')
   return value === 'beta' ? 'v1beta' : value
+}
+
+/** The function names the Gemini API accepts. */
+const GEMINI_TOOL_NAME = {
+  pattern: /^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$/,
+  description: '1–128 letters, digits, _ . : or -, starting with a letter or _',
 }
 
 /** Core tool definitions as Gemini function declarations (JSON Schema passed as `parametersJsonSchema`). */

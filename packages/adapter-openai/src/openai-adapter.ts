@@ -21,6 +21,8 @@ import { toOpenAIJsonSchemaFormat } from './openai-output-format.js'
 const OPENAI_HOST = 'api.openai.com'
 /** Body fields the adapter owns; `providerOptions.openai` cannot replace them. */
 const OWNED_FIELDS = ['model', 'input', 'messages', 'stream', 'previous_response_id']
+/** The function names both OpenAI APIs accept. */
+const OPENAI_TOOL_NAME = { pattern: /^[a-zA-Z0-9_-]{1,64}$/, description: '1–64 letters, digits, _ or -' }
 
 /** The options {@link OpenAIAdapter} knows (the compiler checks the list is whole); any other key is refused. */
 const OPTION_KEYS = Object.keys({
@@ -121,7 +123,7 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
         { kind: 'invalid_request', provider: OPENAI_PROVIDER },
       )
     }
-    checkSendOptions(this.#identity, options)
+    checkSendOptions(this.#identity, options, { toolName: OPENAI_TOOL_NAME })
     const extra = readProviderOptions(this.#identity, options.providerOptions, OWNED_FIELDS)
     if (this.api === 'chat') {
       const response = await this.#post(
@@ -146,7 +148,7 @@ export class OpenAIAdapter extends ServerSentEventAdapter {
    * @throws {ValidationError} naming the option.
    */
   checkOptions(options: AdapterStreamOptions): void {
-    checkSendOptions(this.#identity, options)
+    checkSendOptions(this.#identity, options, { toolName: OPENAI_TOOL_NAME })
     const extra = readProviderOptions(this.#identity, options.providerOptions, OWNED_FIELDS)
     const model = options.model || this.#model || 'unset'
     const empty = { ...options, history: [] }

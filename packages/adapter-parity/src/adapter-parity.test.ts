@@ -131,6 +131,31 @@ describe.each(DIALECT_FIXTURES)('$name', (fixture: DialectFixture) => {
     await agent.close()
   })
 
+  it('refuses a tool name the provider refuses before anything is stored or sent, and takes a valid one', async () => {
+    const persister = new InMemoryPersister()
+    const agent = createAgent({ model: 'parity-model' }, { adapter: adapter(), persister })
+    const session = await agent.createSession()
+    const named = (name: string) => ({
+      name,
+      description: 'd',
+      inputSchema: { type: 'object' },
+      execute: () => 'x',
+    })
+    for (const name of ['get weather', 'x'.repeat(129), 'ünïcode']) {
+      // Before, sent as is: the provider answered 400 after the user message was stored.
+      const refused = session.send('REFUSED TEXT', { tools: [named(name)] })
+      await expect(refused).rejects.toBeInstanceOf(ValidationError)
+      await expect(refused).rejects.toThrow(
+        `is not accepted by the ${fixture.label} API (provider '${fixture.provider}'): a tool name must be`,
+      )
+    }
+    expect(fake.requests).toHaveLength(0)
+    expect(await persister.getMessages(session.id)).toEqual([])
+    fake.enqueue(text())
+    expect((await session.send('good text', { tools: [named('get_weather-2')] })).text).toBe(LONG_TEXT)
+    await agent.close()
+  })
+
   it('checks maxOutputTokens and temperature of a send the one way, before the request', async () => {
     const cases: Array<[Partial<AdapterStreamOptions>, string]> = [
       [{ maxOutputTokens: 0 }, 'maxOutputTokens'],

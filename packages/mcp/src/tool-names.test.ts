@@ -10,6 +10,10 @@ describe('toToolNames', () => {
     ])
   })
 
+  it('starts every name with a letter or _, as Gemini requires', () => {
+    expect(toToolNames(['3d-render', '-x', 'ok'], '')).toEqual(['_3d-render', '_-x', 'ok'])
+  })
+
   it('makes names unique after sanitizing, in list order', () => {
     expect(toToolNames(['a.b', 'a_b', 'a b'], '')).toEqual(['a_b', 'a_b_2', 'a_b_3'])
   })

@@ -5,14 +5,17 @@ export const MAX_TOOL_NAME_LENGTH = 64
 
 /**
  * AgentX tool names for MCP tool names: `namePrefix + name`, with every character providers
- * reject (anything but `A–Z a–z 0–9 _ -`) replaced by `_`, names over 64 characters shortened with a
+ * reject (anything but `A–Z a–z 0–9 _ -`) replaced by `_` and a `_` put before a first character
+ * that is not a letter or `_`, names over 64 characters shortened with a
  * hash suffix, and names that collide after that made unique with `_2`, `_3`… (in list order).
  * Returns the names in the order given.
  */
 export function toToolNames(mcpNames: readonly string[], namePrefix: string): string[] {
   const used = new Set<string>()
   return mcpNames.map((mcpName) => {
-    const base = shorten(`${namePrefix}${mcpName}`.replace(/[^A-Za-z0-9_-]/g, '_'), mcpName)
+    const safe = `${namePrefix}${mcpName}`.replace(/[^A-Za-z0-9_-]/g, '_')
+    // Gemini wants a letter or _ first.
+    const base = shorten(/^[A-Za-z_]/.test(safe) ? safe : `_${safe}`, mcpName)
     let name = base
     for (let n = 2; used.has(name); n++) name = shorten(`${base}_${n}`, `${mcpName}#${n}`)
     used.add(name)

@@ -17,8 +17,10 @@ export type { HeadersLike, HttpErrorDetails, ProviderErrorDetails } from './map-
 export { describeConnectionFailure, mapTransportError } from './map-transport-error.js'
 export type { ConnectionFailure } from './map-transport-error.js'
 export type { ProviderIdentity } from './provider-identity.js'
+export type { ToolNameRule } from './provider-options.js'
 export {
   checkSendOptions,
+  checkToolNames,
   conflictingOutputOption,
   DEFAULT_IDLE_TIMEOUT_MS,
   invalidOption,

@@ -101,8 +101,10 @@ export function readStringOption(
  */
 export function checkSendOptions(
   provider: ProviderIdentity,
-  options: { maxOutputTokens?: unknown; temperature?: unknown; output?: unknown },
+  options: { maxOutputTokens?: unknown; temperature?: unknown; output?: unknown; tools?: unknown },
+  rules: { toolName?: ToolNameRule } = {},
 ): void {
+  if (rules.toolName !== undefined) checkToolNames(provider, options.tools, rules.toolName)
   readPositiveInteger(provider, 'maxOutputTokens', options.maxOutputTokens)
   const temperature = options.temperature
   if (
@@ -121,6 +123,29 @@ export function checkSendOptions(
       'an object { name, schema } with a JSON Schema object as schema',
       output,
     )
+}
+
+/** What a provider's API accepts as a tool name, and how to say it in an error ("1–64 letters, …"). */
+export interface ToolNameRule {
+  pattern: RegExp
+  description: string
+}
+
+/**
+ * Refuses a tool whose name the provider's API would refuse (with an HTTP 400, after the kernel
+ * stored the user message): a {@link ValidationError} naming the tool and the rule, before any
+ * request. Called by {@link checkSendOptions} with the adapter's rule.
+ */
+export function checkToolNames(provider: ProviderIdentity, tools: unknown, rule: ToolNameRule): void {
+  if (!Array.isArray(tools)) return
+  for (const tool of tools as Array<{ name?: unknown } | null>) {
+    const name = tool?.name
+    if (typeof name !== 'string' || rule.pattern.test(name)) continue
+    const shown = name.length > 80 ? `${name.slice(0, 80)}…' (${name.length} characters)` : `${name}'`
+    throw new ValidationError(
+      `The tool name '${shown} is not accepted by the ${provider.label} API (provider '${provider.name}'): a tool name must be ${rule.description}.`,
+    )
+  }
 }
 
 /**
