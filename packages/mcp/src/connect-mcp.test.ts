@@ -205,12 +205,13 @@ describe.each(transports)('over %s', (_kind, serve) => {
   it('rejects every use after close() with MCP_CLOSED, also a call in flight', async () => {
     const connection = connect(await serve())
     await connection.tools()
-    const slow = call(connection, 'slow', { ms: 10_000 })
+    const slow = failure(call(connection, 'slow', { ms: 10_000 }))
     await new Promise((resolve) => setTimeout(resolve, 100))
     const closing = connection.close()
     expect(connection.close()).toBe(closing)
+    // The call in flight rejects at once, not when the connection is down.
+    expect((await slow).code).toBe('MCP_CLOSED')
     await closing
-    expect((await failure(slow)).code).toBe('MCP_CLOSED')
     expect((await failure(connection.tools())).code).toBe('MCP_CLOSED')
   })
 })
