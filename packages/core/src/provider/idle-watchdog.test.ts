@@ -86,3 +86,28 @@ describe('IdleWatchdog', () => {
     expect(onIdle).toHaveBeenCalledTimes(1)
   })
 })
+
+describe('IdleWatchdog and the process', () => {
+  it('does not keep the process alive while the caller holds an event (a dropped stream)', async () => {
+    vi.useRealTimers()
+    const { execFile } = await import('node:child_process')
+    const module = new URL('../../dist/provider/index.js', import.meta.url).href
+    const script = `
+      import { IdleWatchdog } from ${JSON.stringify(module)}
+      const watchdog = new IdleWatchdog(30, () => console.log('fired'))
+      watchdog.start()
+      watchdog.hold() // the caller took an event and never asks for the next one
+      process.on('exit', () => console.log('exited'))
+    `
+    // Before, the timer re-armed itself for ever while held: the process never exited (killed here).
+    const outcome = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--input-type=module', '-e', script],
+        { timeout: 10_000 },
+        (error, stdout) => resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout }),
+      )
+    })
+    expect(outcome).toEqual({ code: 0, stdout: 'exited\n' })
+  })
+})

@@ -82,7 +82,9 @@ export class IdleWatchdog {
     this.#timer = undefined
     if (this.#state !== 'running') return
     if (this.#held) {
+      // Only the caller can go on: a caller that dropped the stream must not keep the process alive.
       this.#arm(this.#limitMs)
+      this.#timer?.unref?.()
       return
     }
     const silentFor = performance.now() - this.#lastActivity
