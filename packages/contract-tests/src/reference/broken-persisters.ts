@@ -974,6 +974,13 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     wrap: (inner) => new CheckThenSetLeases(inner),
   },
   {
+    name: 'leases-per-instance',
+    defect:
+      'keeps leases in the instance: another instance on the store (another process) claims a held session',
+    catches: ['P-LSE-008'],
+    wrap: (inner) => new CheckThenSetLeases(inner, { atomic: true }),
+  },
+  {
     name: 'lease-never-expires',
     defect: 'a lease lasts until it is released, whatever ttlMs',
     catches: ['P-LSE-002', 'P-LSE-003'],

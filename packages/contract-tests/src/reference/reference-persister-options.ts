@@ -6,7 +6,7 @@ import type { PersisterContractOptions, PersisterStore } from '../rules/persiste
 import { writePreviousReleaseData } from '../rules/persister/previous-release-data.js'
 import type { BrokenPersisterVariant } from './broken-persisters.js'
 import { DelegatingPersister } from './delegating-persister.js'
-import { FileBackedReferencePersister } from './file-backed-reference-persister.js'
+import { FileBackedReferencePersister, removeLeaseFiles } from './file-backed-reference-persister.js'
 
 /** Where the reference persister keeps the file of `store`. */
 export function referenceStoreFile(store: PersisterStore): string {
@@ -29,6 +29,7 @@ export function referencePersisterOptions(): PersisterContractOptions {
     async destroy(persister, store) {
       await persister.close?.()
       rmSync(referenceStoreFile(store), { force: true })
+      removeLeaseFiles(referenceStoreFile(store))
     },
     migration: {
       async createPreviousStore(store) {
@@ -74,6 +75,7 @@ export function brokenVariantOptions(variant: BrokenPersisterVariant): Persister
       await persister.close?.()
       memory.delete(store.key)
       rmSync(referenceStoreFile(store), { force: true })
+      removeLeaseFiles(referenceStoreFile(store))
     },
   }
 }

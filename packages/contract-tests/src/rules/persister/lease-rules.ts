@@ -151,6 +151,52 @@ export const leaseRules: PersisterRule[] = [
     },
   }),
   definePersisterRule({
+    id: 'P-LSE-008',
+    level: 'MUST',
+    group,
+    requires: ['leases', 'durable'],
+    title: 'instances opened on one store share its leases: one lease for all of them',
+    hint: 'Keep leases in the storage (columns beside the session), not in the instance: several processes claim through their own instances.',
+    async check(context, check) {
+      const { persister } = context
+      const ids = ['shared-0', 'shared-1', 'shared-2']
+      for (const id of ids) await persister.saveSession(minimalSession(id))
+      const beside = await Promise.all([1, 2, 3].map(() => context.openBeside(persister)))
+      const instances = [persister, ...beside]
+      const through = (index: number) => leases(instances[index % instances.length]!)
+      const owners = Array.from({ length: 20 }, (_, index) => `owner-${index}`)
+      for (const id of ids) {
+        // 20 owners race for the session, spread over the four instances.
+        const results = await Promise.all(
+          owners.map((owner, index) => through(index).claim(id, owner, 60_000)),
+        )
+        const winners = owners.filter((_, index) => results[index])
+        check.equal(
+          winners.length,
+          1,
+          `owners that got the lease on ${id} through four instances (${winners.join(', ')})`,
+        )
+        const holder = winners[0]
+        if (holder === undefined) continue
+        const at = owners.indexOf(holder)
+        for (let index = 0; index < instances.length; index++) {
+          check.equal(
+            await through(index).claim(id, 'intruder', 60_000),
+            false,
+            `a claim by another owner through instance ${index} while ${holder} holds ${id}`,
+          )
+        }
+        // Released through another instance than the one that claimed it: free through a third.
+        await through(at + 1).release(id, holder)
+        check.equal(
+          await through(at + 2).claim(id, 'newcomer', 60_000),
+          true,
+          `a claim after ${holder} released ${id} through another instance`,
+        )
+      }
+    },
+  }),
+  definePersisterRule({
     id: 'P-LSE-006',
     level: 'MUST',
     group,
