@@ -974,6 +974,12 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     wrap: (inner) => new CheckThenSetLeases(inner),
   },
   {
+    name: 'scope-by-prefix',
+    defect: "matches userId and appName as prefixes (LIKE 'u1%'): user bob's scope takes in bobby's sessions",
+    catches: ['P-SES-009', 'P-RET-002', 'P-LSE-007'],
+    wrap: (inner) => new PrefixScope(inner),
+  },
+  {
     name: 'leases-per-instance',
     defect:
       'keeps leases in the instance: another instance on the store (another process) claims a held session',
@@ -1165,6 +1171,51 @@ function pageLike(all: AnyMessage[], query: GetMessagesQuery | undefined): AnyMe
  * defects. Not atomic by default: the check and the write are separated by a turn of the event
  * loop, as a read-then-write over a database connection would be.
  */
+/** Scopes by prefix: every (userId, appName) that begins with the asked one is in scope. */
+class PrefixScope extends DelegatingPersister {
+  override async listSessions(query: ListSessionsQuery = {}): Promise<SessionData[]> {
+    const { userId: _userId, appName: _appName, ...rest } = query
+    const all = await this.inner.listSessions(rest)
+    return all.filter((session) => within(session, query))
+  }
+
+  override async deleteSessions(query: DeleteSessionsQuery): Promise<number> {
+    const { userId: _userId, appName: _appName, ...rest } = query
+    let count = 0
+    for (const scope of await this.#expand(query))
+      count += await this.inner.deleteSessions!({ ...rest, ...scope })
+    return count
+  }
+
+  override async markInterrupted(scope: SessionScope = {}): Promise<number> {
+    let count = 0
+    for (const exact of await this.#expand(scope)) count += await this.inner.markInterrupted!(exact)
+    return count
+  }
+
+  /** The exact scopes the prefix scope takes in. */
+  async #expand(scope: SessionScope): Promise<SessionScope[]> {
+    if (scope.userId === undefined && scope.appName === undefined) return [scope]
+    const scopes = new Map<string, SessionScope>()
+    for (const session of await this.inner.getAllSessions()) {
+      if (!within(session, scope)) continue
+      const exact: SessionScope = {
+        ...(scope.userId === undefined ? {} : { userId: session.userId }),
+        ...(scope.appName === undefined ? {} : { appName: session.appName }),
+      }
+      scopes.set(JSON.stringify(exact), exact)
+    }
+    return [...scopes.values()]
+  }
+}
+
+function within(session: SessionData, scope: SessionScope): boolean {
+  return (
+    (scope.userId === undefined || (session.userId ?? '').startsWith(scope.userId)) &&
+    (scope.appName === undefined || (session.appName ?? '').startsWith(scope.appName))
+  )
+}
+
 class CheckThenSetLeases extends DelegatingPersister {
   readonly #leases = new Map<string, { owner: string; until: number }>()
   readonly #options: { reentrant: boolean; atomic: boolean; releaseByAnyone: boolean; saveClears: boolean }

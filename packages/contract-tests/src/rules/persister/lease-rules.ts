@@ -228,7 +228,8 @@ export const leaseRules: PersisterRule[] = [
       const crashed = fullSession('crashed', { state: 'active', userId: 'u', summary: 'kept as it is' })
       const expired = fullSession('expired', { state: 'active', userId: 'u' })
       const released = fullSession('released', { state: 'active', userId: 'u' })
-      const elsewhere = fullSession('elsewhere', { state: 'active', userId: 'v' })
+      // Another user, whose id begins with `u`'s: the scope is equality, not a prefix.
+      const elsewhere = fullSession('elsewhere', { state: 'active', userId: 'uu' })
       const idle = fullSession('idle', { state: 'idle', userId: 'u' })
       for (const session of [live, crashed, expired, released, elsewhere, idle])
         await persister.saveSession(session)

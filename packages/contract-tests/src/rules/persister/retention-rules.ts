@@ -66,7 +66,8 @@ export const retentionRules: PersisterRule[] = [
         minimalSession('u-other-app', { lastActivity: old, state: 'idle', userId: 'u', appName: 'b' }),
       )
       await persister.saveSession(
-        minimalSession('v-idle', { lastActivity: old, state: 'idle', userId: 'v', appName: 'a' }),
+        // A user whose id begins with `u`'s: equality, not a prefix.
+        minimalSession('v-idle', { lastActivity: old, state: 'idle', userId: 'uu', appName: 'a' }),
       )
       check.equal(
         await persister.deleteSessions!({ lastActivityBefore: before, states: [] }),

@@ -209,6 +209,12 @@ export const sessionRules: PersisterRule[] = [
         minimalSession('u2-a1', { userId: 'u2', appName: 'a1', lastActivity: '2026-01-01T00:00:03.000Z' }),
         minimalSession('U1-a1', { userId: 'U1', appName: 'a1', lastActivity: '2026-01-01T00:00:02.000Z' }),
         minimalSession('none', { lastActivity: '2026-01-01T00:00:01.000Z' }),
+        // A user and an app whose names begin with another's: equality, not a prefix (LIKE 'u1%').
+        minimalSession('u10-a10', {
+          userId: 'u10',
+          appName: 'a10',
+          lastActivity: '2026-01-01T00:00:00.500Z',
+        }),
       ]
       for (const session of sessions) await persister.saveSession(session)
       const ids = async (query: { userId?: string; appName?: string }): Promise<string[]> =>
