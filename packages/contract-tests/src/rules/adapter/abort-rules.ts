@@ -219,6 +219,7 @@ export const abortRules: AdapterRule[] = [
         unhandled.push(reason)
       }
       process.on('unhandledRejection', onUnhandled)
+      let abortedIterator: AsyncIterator<unknown> | undefined
       try {
         context.harness.enqueue(textScenario('warm-up'))
         await runStream(context, check)
@@ -226,6 +227,7 @@ export const abortRules: AdapterRule[] = [
         const baseline = countTimers()
         const controller = new AbortController()
         const aborted = await openMidStream(context, check, controller.signal)
+        abortedIterator = aborted.iterator
         controller.abort()
         await Promise.resolve(aborted.iterator.next()).catch(() => undefined)
         const broken = await openMidStream(context, check)
@@ -247,6 +249,12 @@ export const abortRules: AdapterRule[] = [
         })
       } finally {
         process.off('unhandledRejection', onUnhandled)
+        // Checked as a consumer left it; now closed, so an adapter that ignores the abort cannot
+        // keep the test process alive (bounded: its return() may hang too).
+        await Promise.race([
+          Promise.resolve(abortedIterator?.return?.()).catch(() => undefined),
+          delay(1_000),
+        ])
       }
     },
   }),
