@@ -23,6 +23,15 @@ const lookup: Tool = {
   execute: (input) => `definition of ${(input as { word: string }).word}`,
 }
 
+/** A tool that needs an approval. */
+const pay: Tool = {
+  name: 'pay',
+  description: 'Pays.',
+  inputSchema: { type: 'object' },
+  needsApproval: true,
+  execute: () => 'paid',
+}
+
 const stops: Array<() => void | Promise<void>> = []
 afterEach(async () => {
   while (stops.length > 0) await stops.pop()!()
@@ -388,13 +397,6 @@ describe('failures', () => {
   })
 
   it('records agentx.input_required on the sub-agent’s invoke_agent when the wait is in a child session', async () => {
-    const pay: Tool = {
-      name: 'pay',
-      description: 'Pays.',
-      inputSchema: { type: 'object' },
-      needsApproval: true,
-      execute: () => 'paid',
-    }
     const { harness, agent } = setup(
       [
         toolCallTurn([{ id: 'p1', name: 'researcher', input: { task: 'pay' } }]),
@@ -461,13 +463,6 @@ describe('failures', () => {
   })
 
   it('forgets the calls a deleted session waited on: a new session of the same id traces its own calls', async () => {
-    const pay: Tool = {
-      name: 'pay',
-      description: 'Pays.',
-      inputSchema: { type: 'object' },
-      needsApproval: true,
-      execute: () => 'paid',
-    }
     const { harness, agent } = setup(
       [
         toolCallTurn([{ id: 'k1', name: 'pay', input: {} }]),

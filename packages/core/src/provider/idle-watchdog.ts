@@ -83,8 +83,7 @@ export class IdleWatchdog {
     if (this.#state !== 'running') return
     if (this.#held) {
       // Only the caller can go on: a caller that dropped the stream must not keep the process alive.
-      this.#arm(this.#limitMs)
-      this.#timer?.unref?.()
+      this.#arm(this.#limitMs)?.unref?.()
       return
     }
     const silentFor = performance.now() - this.#lastActivity
@@ -96,9 +95,10 @@ export class IdleWatchdog {
     this.#onIdle()
   }
 
-  #arm(ms: number): void {
-    if (!Number.isFinite(ms)) return
+  #arm(ms: number): ReturnType<typeof setTimeout> | undefined {
+    if (!Number.isFinite(ms)) return undefined
     this.#timer = setTimeout(this.#check, Math.max(1, Math.ceil(ms)))
+    return this.#timer
   }
 
   #clear(): void {
