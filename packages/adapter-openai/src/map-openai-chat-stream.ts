@@ -64,8 +64,8 @@ export class OpenAIChatStreamMapper implements ServerSentEventMapper {
       this.#thinking += reasoning
       output.push({ type: 'thinking-delta', text: reasoning })
     }
-    const refusal = firstString(delta.refusal)
-    if (refusal !== undefined) this.#refused = true
+    const refusal = delta.refusal
+    if (typeof refusal === 'string' && refusal !== '') this.#refused = true
     const content = firstString(delta.content, refusal)
     if (content !== undefined) {
       this.#text += content
