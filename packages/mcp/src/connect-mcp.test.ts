@@ -246,7 +246,7 @@ describe('stdio servers', () => {
     const connection = connect(stdioServer({ env: { AGENTX_TEST_VALUE: 'env-secret-42' } }))
     for (const how of ['result', 'throw']) {
       const error = await failure(call(connection, 'quote_credential', { how }))
-      expect(error.message).toContain('invalid token ***')
+      expect(error.message).toContain('invalid token [redacted]')
       expect(error.message).not.toContain('env-secret-42')
     }
   })
@@ -418,7 +418,7 @@ describe('connectMcp options', () => {
     for (const how of ['result', 'throw']) {
       const error = await failure(call(connection, 'quote_credential', { how }))
       // Before, the stored tool result (and so the next prompt) held the raw token.
-      expect(error.message).toContain('invalid token ***')
+      expect(error.message).toContain('invalid token [redacted]')
       expect(error.message).not.toContain('0123456789')
     }
     await server.kill()

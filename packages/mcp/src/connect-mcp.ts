@@ -212,7 +212,6 @@ function isStringRecord(value: unknown): value is Record<string, string> {
  * Values that must never appear in an error message or a log: header values, query parameters and
  * `env` values — each whole, trimmed (`fetch` sends a header value trimmed, so a server echoes it
  * so), and each of its words (the credential of `Bearer <token>`, which a server may quote alone).
- * Longest first, so a whole value is redacted before its parts.
  */
 export function secretsFor(server: McpServer): string[] {
   const values =
@@ -228,7 +227,7 @@ export function secretsFor(server: McpServer): string[] {
     for (const word of words.length > 1 ? words.slice(1) : words) secrets.add(word)
   }
   // Very short values would blank out ordinary words.
-  return [...secrets].filter((secret) => secret.length >= 6).sort((a, b) => b.length - a.length)
+  return [...secrets].filter((secret) => secret.length >= 6)
 }
 
 function labelOf(server: McpServer): string {

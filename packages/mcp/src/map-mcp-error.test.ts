@@ -61,7 +61,9 @@ describe('mapMcpError', () => {
       ...call,
       secrets,
     })
-    expect(error.message).toBe('MCP tool "lookup" of server "srv" failed: invalid token *** (key ***)')
+    expect(error.message).toBe(
+      'MCP tool "lookup" of server "srv" failed: invalid token [redacted] (key [redacted])',
+    )
     expect(JSON.stringify(error.cause, Object.getOwnPropertyNames(error.cause))).not.toContain('SECRET')
   })
 
@@ -96,7 +98,7 @@ describe('mapMcpError', () => {
       secrets: ['abcdef123'],
     })
     expect(error.message).toBe(
-      'MCP tool "lookup" of server "srv" failed: 401 for token *** at https://h/?k=***',
+      'MCP tool "lookup" of server "srv" failed: 401 for token [redacted] at https://h/?k=[redacted]',
     )
   })
 })

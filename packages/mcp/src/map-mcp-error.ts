@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { redactSecrets, sanitizeCause } from '@agentx/core/provider'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { McpClientError, isMcpClientError } from './mcp-client-error.js'
@@ -43,26 +44,19 @@ export function mapMcpError(error: unknown, context: McpErrorContext): McpClient
   return redactError(classify(error, context), context.secrets ?? [])
 }
 
-/** `text` with every secret replaced by `***` (secrets longest first). */
-export function redact(text: string, secrets: readonly string[]): string {
-  let redacted = text
-  for (const secret of secrets) if (redacted.includes(secret)) redacted = redacted.split(secret).join('***')
-  return redacted
-}
-
-/** The error itself, or a copy whose message (and its cause's) has its secrets redacted. */
+/**
+ * The error itself, or a copy with its secrets redacted by the adapters' own helpers: from the
+ * message, and — when the cause quotes one — a sanitized copy of the cause instead of the original.
+ */
 function redactError(error: McpClientError, secrets: readonly string[]): McpClientError {
-  const message = redact(error.message, secrets)
+  const message = redactSecrets(error.message, secrets)
   const cause = error.cause
-  const causeMessage = cause instanceof Error ? cause.message : undefined
-  const safeCauseMessage = causeMessage === undefined ? undefined : redact(causeMessage, secrets)
-  if (message === error.message && safeCauseMessage === causeMessage) return error
-  // A cause that quotes a secret is replaced by a plain error with the redacted message.
-  const safeCause =
-    safeCauseMessage === causeMessage
-      ? cause
-      : Object.assign(new Error(safeCauseMessage), { name: (cause as Error).name })
-  return new McpClientError(message, error.code, { cause: safeCause })
+  const causeText = cause instanceof Error ? `${cause.message}\n${cause.stack ?? ''}` : ''
+  const causeLeaks = causeText !== '' && redactSecrets(causeText, secrets) !== causeText
+  if (message === error.message && !causeLeaks) return error
+  return new McpClientError(message, error.code, {
+    cause: causeLeaks ? sanitizeCause(cause, secrets) : cause,
+  })
 }
 
 function classify(error: unknown, context: McpErrorContext): McpClientError {

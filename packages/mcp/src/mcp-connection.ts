@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { StringDecoder } from 'node:string_decoder'
 import type { ContentBlock, Logger, Tool, ToolContext } from '@agentx/core'
-import { raceAbort } from '@agentx/core/provider'
+import { raceAbort, redactSecrets } from '@agentx/core/provider'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import {
@@ -12,7 +12,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { McpServer } from './connect-mcp.js'
 import { McpClientError, isMcpClientError } from './mcp-client-error.js'
-import { type McpErrorContext, mapMcpError, redact } from './map-mcp-error.js'
+import { type McpErrorContext, mapMcpError } from './map-mcp-error.js'
 import { mapMcpResult } from './map-mcp-result.js'
 import { toToolNames } from './tool-names.js'
 import { type RequestId, watchResponseStreams } from './watch-response-streams.js'
@@ -408,7 +408,7 @@ export class McpConnectionImpl {
 
   /** An error as a log line, its secrets redacted. */
   #logged(error: unknown): string {
-    return redact(error instanceof Error ? error.message : String(error), this.#settings.secrets)
+    return redactSecrets(error instanceof Error ? error.message : String(error), this.#settings.secrets)
   }
 
   #closedError(): McpClientError {
