@@ -7,6 +7,17 @@ export type RuleLevel = 'MUST' | 'SHOULD'
  */
 export type PersisterCapability = 'durable' | 'userScoping' | 'leases' | 'retention'
 
+/** Every persister capability name, in documentation order. */
+export const PERSISTER_CAPABILITIES: readonly PersisterCapability[] = [
+  'durable',
+  'userScoping',
+  'leases',
+  'retention',
+]
+
+/** A persister capability of kit 1 that every persister now must meet: accepted and ignored. */
+export const RETIRED_PERSISTER_CAPABILITY = 'pagination'
+
 /** Capabilities an adapter declares. */
 export type AdapterCapability =
   | 'toolCalls'
@@ -16,6 +27,17 @@ export type AdapterCapability =
   | 'usage'
   | 'providerSessionId'
   | 'structuredOutput'
+
+/** Every adapter capability name, in documentation order. */
+export const ADAPTER_CAPABILITIES: readonly AdapterCapability[] = [
+  'toolCalls',
+  'parallelToolCalls',
+  'thinking',
+  'images',
+  'usage',
+  'providerSessionId',
+  'structuredOutput',
+]
 
 /**
  * One numbered contract rule. Its test name is `${id} [${level}] ${title}`, e.g.

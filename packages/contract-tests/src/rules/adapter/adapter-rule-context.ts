@@ -2,21 +2,12 @@ import { randomBytes } from 'node:crypto'
 import { type AgentAdapter, ConfigurationError, rejectUnknownOptions } from '@agentx/core'
 import type { WireDialect } from '../../dialects/wire-dialect.js'
 import type { RuleContextHandle } from '../../engine/execute-rule.js'
-import type { AdapterCapability } from '../../engine/rule.js'
+import { ADAPTER_CAPABILITIES, type AdapterCapability } from '../../engine/rule.js'
 import type { FakeProvider } from '../../fake-provider/fake-provider.js'
 import { startFakeProvider } from '../../fake-provider/start-fake-provider.js'
 import type { AdapterFactoryContext, AdapterHarness } from './adapter-harness.js'
 
-/** Every adapter capability name, in documentation order. */
-export const ADAPTER_CAPABILITIES: readonly AdapterCapability[] = [
-  'toolCalls',
-  'parallelToolCalls',
-  'thinking',
-  'images',
-  'usage',
-  'providerSessionId',
-  'structuredOutput',
-]
+export { ADAPTER_CAPABILITIES }
 
 /** Default idle timeout handed to `createAdapter` (short, so stall rules stay fast). */
 export const DEFAULT_CONTRACT_IDLE_TIMEOUT_MS = 1_000

@@ -1,15 +1,13 @@
 import { type AgentPersister, ConfigurationError, rejectUnknownOptions } from '@agentx/core'
 import type { RuleContextHandle } from '../../engine/execute-rule.js'
-import type { PersisterCapability } from '../../engine/rule.js'
+import {
+  PERSISTER_CAPABILITIES,
+  type PersisterCapability,
+  RETIRED_PERSISTER_CAPABILITY,
+} from '../../engine/rule.js'
 import { readInFreshProcess, type StoreSnapshot } from './read-in-fresh-process.js'
 
-/** Every persister capability name, in documentation order. */
-export const PERSISTER_CAPABILITIES: readonly PersisterCapability[] = [
-  'durable',
-  'userScoping',
-  'leases',
-  'retention',
-]
+export { PERSISTER_CAPABILITIES }
 
 /**
  * One store of a rule: `create(store)` makes a persister over a new, empty store for it, and
@@ -199,7 +197,7 @@ export async function createPersisterRuleContext(
     },
     capabilities: new Set(
       (options.capabilities ?? []).filter(
-        (capability): capability is PersisterCapability => capability !== 'pagination',
+        (capability): capability is PersisterCapability => capability !== RETIRED_PERSISTER_CAPABILITY,
       ),
     ),
   }
@@ -235,10 +233,10 @@ export async function createPersisterRuleContext(
 
 /** `options` with `pagination` (a capability of kit 1, now required of everyone) left out. */
 export function withoutPaginationCapability(options: PersisterContractOptions): PersisterContractOptions {
-  if (!options.capabilities?.includes('pagination')) return options
+  if (!options.capabilities?.includes(RETIRED_PERSISTER_CAPABILITY)) return options
   return {
     ...options,
-    capabilities: options.capabilities.filter((capability) => capability !== 'pagination'),
+    capabilities: options.capabilities.filter((capability) => capability !== RETIRED_PERSISTER_CAPABILITY),
   }
 }
 
