@@ -64,6 +64,11 @@ function mapValues(value: unknown, map: (item: unknown) => unknown): unknown {
   return map(value)
 }
 
+/** Whether a value given to `transformingWrites` is a message (else it is a session). */
+function isMessage(value: unknown): value is AnyMessage {
+  return typeof value === 'object' && value !== null && 'seq' in value && 'content' in value
+}
+
 /** A persister whose saves pass every session and message through `transform` first. */
 function transformingWrites(inner: AgentPersister, transform: (value: unknown) => unknown): AgentPersister {
   return new (class extends DelegatingPersister {
@@ -599,6 +604,97 @@ export const brokenPersisterVariants: readonly BrokenPersisterVariant[] = [
     catches: ['P-MSG-014'],
     wrap: (inner) =>
       transformingWrites(inner, (value) => mapStrings(value, (text) => text.slice(0, 1024 * 1024))),
+  },
+  {
+    name: 'normalizes-string-content',
+    defect: 'NFC-normalises a message whose content is a string (text blocks are left alone)',
+    catches: ['P-MSG-027'],
+    wrap: (inner) =>
+      transformingWrites(inner, (value) =>
+        isMessage(value) && typeof value.content === 'string'
+          ? { ...value, content: value.content.normalize('NFC') }
+          : value,
+      ),
+  },
+  {
+    name: 'caps-tool-results',
+    defect: 'cuts the string content of a tool result at 65 535 characters (a TEXT column)',
+    catches: ['P-MSG-027'],
+    wrap: (inner) =>
+      transformingWrites(inner, (value) =>
+        isMessage(value) && Array.isArray(value.content)
+          ? {
+              ...value,
+              content: value.content.map((block) =>
+                block.type === 'tool_result' && typeof block.content === 'string'
+                  ? { ...block, content: block.content.slice(0, 65_535) }
+                  : block,
+              ),
+            }
+          : value,
+      ),
+  },
+  {
+    name: 'trims-session-text',
+    defect: 'trims the summary and systemPrompt of a session',
+    catches: ['P-MSG-027'],
+    wrap: (inner) =>
+      transformingWrites(inner, (value) =>
+        isMessage(value)
+          ? value
+          : {
+              ...(value as SessionData),
+              summary: (value as SessionData).summary.trim(),
+              ...((value as SessionData).systemPrompt === undefined
+                ? {}
+                : { systemPrompt: (value as SessionData).systemPrompt?.trim() }),
+            },
+      ),
+  },
+  {
+    name: 'utf8-metadata',
+    defect: 'encodes message metadata as UTF-8 bytes, turning lone surrogates into U+FFFD',
+    catches: ['P-MSG-027'],
+    wrap: (inner) =>
+      transformingWrites(inner, (value) =>
+        isMessage(value) && value.metadata !== undefined
+          ? {
+              ...value,
+              metadata: mapStrings(
+                value.metadata,
+                (text) => Buffer.from(text, 'utf8').toString('utf8'),
+                true,
+              ),
+            }
+          : value,
+      ),
+  },
+  {
+    name: 'strips-nul-from-sessions',
+    defect: 'removes U+0000 from the string fields of a session instead of refusing it',
+    catches: ['P-MSG-027'],
+    wrap: (inner) =>
+      transformingWrites(inner, (value) =>
+        isMessage(value) ? value : mapStrings(value, (text) => text.replaceAll('\u0000', '')),
+      ),
+  },
+  {
+    name: 'drops-false-flags',
+    defect: 'writes `incomplete: false` and `isError: false` as absent',
+    catches: ['P-MSG-028'],
+    wrap: (inner) =>
+      transformingWrites(inner, (value) => {
+        if (!isMessage(value)) return value
+        const { incomplete, ...rest } = value
+        const content = Array.isArray(rest.content)
+          ? rest.content.map((block) => {
+              if (block.type !== 'tool_result' || block.isError !== false) return block
+              const { isError: _dropped, ...kept } = block
+              return kept
+            })
+          : rest.content
+        return { ...rest, content, ...(incomplete ? { incomplete } : {}) } as AnyMessage
+      }),
   },
   {
     name: 'delete-messages-everywhere',

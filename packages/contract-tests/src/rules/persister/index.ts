@@ -3,6 +3,7 @@ import { errorRules } from './error-rules.js'
 import { leaseRules } from './lease-rules.js'
 import { lifecycleRules } from './lifecycle-rules.js'
 import { messageRules } from './message-rules.js'
+import { messageStringRules } from './message-string-rules.js'
 import { messageV2Rules } from './message-v2-rules.js'
 import { migrationRules } from './migration-rules.js'
 import { retentionRules } from './retention-rules.js'
@@ -35,6 +36,7 @@ export const persisterRules: readonly PersisterRule[] = [
   ...sessionV2Rules,
   ...messageRules,
   ...messageV2Rules,
+  ...messageStringRules,
   ...lifecycleRules,
   ...errorRules,
   ...leaseRules,
