@@ -193,7 +193,7 @@ function retryDelayMs(details: unknown): number | undefined {
   return undefined
 }
 
+/** The first line; `mapHttpError` cuts it short after redacting secrets (cut first, part of a key would show). */
 function firstLine(text: string): string {
-  const line = text.split('\n', 1)[0] ?? ''
-  return line.length > 500 ? `${line.slice(0, 500)}…` : line
+  return text.split('\n', 1)[0] ?? ''
 }

@@ -278,6 +278,37 @@ export const brokenAdapterVariants: readonly BrokenAdapterVariant[] = [
     ['A-ERR-009'],
     mapErrors((error, context) => copyError(error, { message: `${error.message} (key ${context.apiKey})` })),
   ),
+  withTransform(
+    'masks-key-badly',
+    'shows the API key with only its last eight characters masked',
+    ['A-ERR-009'],
+    mapErrors((error, context) =>
+      copyError(error, { message: `${error.message} (key ${context.apiKey.slice(0, -8)}********)` }),
+    ),
+  ),
+  withTransform(
+    'base64-key-in-cause',
+    'keeps the Basic authorization header of the request on the error',
+    ['A-ERR-009'],
+    mapErrors((error, context) =>
+      Object.assign(copyError(error, {}), {
+        request: {
+          headers: { authorization: `Basic ${Buffer.from(`:${context.apiKey}`).toString('base64')}` },
+        },
+      }),
+    ),
+  ),
+  withTransform(
+    'cuts-before-redacting',
+    'cuts error messages to 300 characters before redacting the key',
+    ['A-ERR-009'],
+    mapErrors((error, context) => {
+      // The defect needs the provider's words unredacted: put the key back where it was redacted.
+      const original = error.message.replaceAll('[redacted]', context.apiKey)
+      const cut = original.slice(0, 300)
+      return copyError(error, { message: cut.replaceAll(context.apiKey, '[redacted]') })
+    }),
+  ),
   withDefect('no-idle-timeout', 'waits forever on a stalled stream', ['A-ERR-010'], { noIdleTimeout: true }),
   withTransform(
     'timeout-as-network',

@@ -56,7 +56,7 @@ export function mapAnthropicHttpError(
   ) {
     kind = 'context_length'
   }
-  const detail = redact(message ?? bodyText.slice(0, 200), apiKey)
+  const detail = message === undefined ? redact(bodyText, apiKey).slice(0, 200) : redact(message, apiKey)
   const retryAfterMs = parseRetryAfterMs(headers)
   return new AdapterError(`Anthropic API error ${status}${type ? ` (${type})` : ''}: ${detail}`, {
     kind,
@@ -64,7 +64,7 @@ export function mapAnthropicHttpError(
     status,
     retryable: isRetryableStatus(status) || kind === 'overloaded',
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    cause: new Error(redact(bodyText.slice(0, 500), apiKey)),
+    cause: new Error(redact(bodyText, apiKey).slice(0, 500)),
   })
 }
 
@@ -77,7 +77,7 @@ export function mapAnthropicStreamError(data: string, provider: string, apiKey: 
     {
       kind,
       provider,
-      cause: new Error(redact(data.slice(0, 500), apiKey)),
+      cause: new Error(redact(data, apiKey).slice(0, 500)),
     },
   )
 }

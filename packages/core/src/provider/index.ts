@@ -32,7 +32,7 @@ export {
   readStringOption,
   unsupportedOption,
 } from './provider-options.js'
-export { REDACTED, redactSecrets, sanitizeCause } from './redact-secrets.js'
+export { REDACTED, redactAndCut, redactSecrets, sanitizeCause } from './redact-secrets.js'
 export { ServerSentEventAdapter } from './server-sent-event-adapter.js'
 export { ServerSentEventParser, type ServerSentEventParserOptions } from './server-sent-event-parser.js'
 export type { ServerSentEventHandler } from './server-sent-event-parser.js'

@@ -1,6 +1,6 @@
 import { AdapterError } from '../errors/adapter-error.js'
 import type { ProviderIdentity } from './provider-identity.js'
-import { redactSecrets } from './redact-secrets.js'
+import { redactAndCut, redactSecrets } from './redact-secrets.js'
 
 /** How much of a bad frame an error quotes. */
 const EXCERPT_LENGTH = 200
@@ -33,8 +33,7 @@ export function malformedFrameError(
   data: string,
   parseError?: unknown,
 ): AdapterError {
-  const cut = data.length > EXCERPT_LENGTH ? `${data.slice(0, EXCERPT_LENGTH)}…` : data
-  const excerpt = redactSecrets(cut, provider.secrets ?? [])
+  const excerpt = redactAndCut(data, provider.secrets ?? [], EXCERPT_LENGTH)
   const reason =
     parseError instanceof Error ? redactSecrets(parseError.message, provider.secrets ?? []) : undefined
   return new AdapterError(`${provider.label} sent a malformed stream frame (protocol error).`, {

@@ -6,7 +6,7 @@ import {
   parseRetryAfterMs,
 } from '../errors/adapter-error.js'
 import type { ProviderIdentity } from './provider-identity.js'
-import { redactSecrets, sanitizeCause } from './redact-secrets.js'
+import { redactAndCut, redactSecrets, sanitizeCause } from './redact-secrets.js'
 
 /** Response headers as SDKs expose them: a `Headers`, or a plain record. */
 export type HeadersLike = { get(name: string): string | null } | Record<string, string | string[] | undefined>
@@ -120,7 +120,7 @@ function describe(details: ProviderErrorDetails, provider: ProviderIdentity, kin
   const secrets = provider.secrets ?? []
   const code = details.code === undefined || details.code === '' ? '' : ` (${details.code})`
   const text = details.message === undefined || details.message.trim() === '' ? undefined : details.message
-  const body = text === undefined ? '.' : `: ${asSentence(truncate(text.trim(), 600))}`
+  const body = text === undefined ? '.' : `: ${asSentence(redactAndCut(text.trim(), secrets, 600))}`
   const advice = adviceFor(kind, provider)
   const requestId = details.requestId === undefined ? '' : ` Request id: ${details.requestId}.`
   return redactSecrets(`${code}${body}${advice === '' ? '' : ` ${advice}`}${requestId}`, secrets)
@@ -128,10 +128,6 @@ function describe(details: ProviderErrorDetails, provider: ProviderIdentity, kin
 
 function asSentence(text: string): string {
   return /[.!?…]$/.test(text) ? text : `${text}.`
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text
 }
 
 function readHeader(headers: HeadersLike | undefined, name: string): string | undefined {

@@ -1,6 +1,6 @@
 import { AdapterError } from '../errors/adapter-error.js'
 import type { ProviderIdentity } from './provider-identity.js'
-import { errorName, redactSecrets, sanitizeCause } from './redact-secrets.js'
+import { errorName, redactAndCut, redactSecrets, sanitizeCause } from './redact-secrets.js'
 
 /** What broke on the way to the provider, from {@link describeConnectionFailure}. */
 export interface ConnectionFailure {
@@ -110,8 +110,10 @@ export function mapTransportError(provider: ProviderIdentity, error: unknown): A
   }
   const message = error instanceof Error ? error.message || error.name : String(error)
   const firstLine = message.split('\n', 1)[0] ?? ''
-  return new AdapterError(
-    `The ${provider.label} request failed: ${redactSecrets(firstLine.slice(0, 500), secrets)}`,
-    { kind: 'unknown', provider: provider.name, retryable: false, cause },
-  )
+  return new AdapterError(`The ${provider.label} request failed: ${redactAndCut(firstLine, secrets, 500)}`, {
+    kind: 'unknown',
+    provider: provider.name,
+    retryable: false,
+    cause,
+  })
 }

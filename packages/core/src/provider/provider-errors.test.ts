@@ -229,3 +229,24 @@ describe('option validation', () => {
     )
   })
 })
+
+describe('texts cut short', () => {
+  // A key across the cut: cut first and redacted after, its first part would be shown.
+  const straddling = (cut: number): string => `${'x'.repeat(cut - 10)}${KEY} and more`
+  const leaks = (text: string): boolean => text.includes(KEY.slice(0, 10))
+
+  it('are redacted before they are cut: no part of a key at the cut shows', async () => {
+    const { notAStreamError } = await import('./stream-errors.js')
+    const http = mapHttpError(acme, { status: 400, message: straddling(600) })
+    const page = notAStreamError(acme, 200, 'text/html', straddling(200))
+    const transport = mapTransportError(acme, new Error(straddling(500)))
+    const frame = malformedFrameError(acme, straddling(200))
+    for (const error of [http, page, transport]) {
+      expect(leaks(error.message), error.message).toBe(false)
+      expect(error.message).toContain('[redacted]')
+    }
+    const excerpt = (frame.cause as ProviderProtocolError).excerpt
+    expect(leaks(excerpt), excerpt).toBe(false)
+    expect(excerpt).toMatch(/\[redacted\]/)
+  })
+})

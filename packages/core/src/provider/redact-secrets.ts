@@ -26,6 +26,16 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
 }
 
 /**
+ * {@link redactSecrets}, then at most `max` characters of the result (with `…` when cut).
+ * Redacting first matters: cut first, a secret straddling the cut is no longer whole, and its
+ * first part would be shown.
+ */
+export function redactAndCut(text: string, secrets: readonly string[], max: number): string {
+  const redacted = redactSecrets(text, secrets)
+  return redacted.length > max ? `${redacted.slice(0, max)}…` : redacted
+}
+
+/**
  * The `cause` an adapter error carries instead of what a vendor SDK threw: a plain `Error` with
  * the same `name`, message and stack, the diagnostic fields (`status`, `code`, `type`,
  * `requestID`, `param`, and the provider's error body `error` as JSON), and its own `cause`

@@ -1,6 +1,6 @@
 import { AdapterError } from '../errors/adapter-error.js'
 import type { ProviderIdentity } from './provider-identity.js'
-import { redactSecrets, sanitizeCause } from './redact-secrets.js'
+import { redactAndCut, sanitizeCause } from './redact-secrets.js'
 
 /**
  * The error of a request the caller aborted (kind `aborted`, not retryable). `reason` is the
@@ -47,7 +47,7 @@ export function notAStreamError(
   contentType: string,
   body: string,
 ): AdapterError {
-  const excerpt = redactSecrets(body.length > 200 ? `${body.slice(0, 200)}…` : body, provider.secrets ?? [])
+  const excerpt = redactAndCut(body, provider.secrets ?? [], 200)
   return new AdapterError(
     `${provider.label} answered HTTP ${status} with ${contentType || 'no content type'} instead of an event stream; the server may not support streaming: ${excerpt}`,
     { kind: 'unknown', provider: provider.name, status, retryable: false },

@@ -216,11 +216,32 @@ export function historyMessage(
   }
 }
 
-/** Where in `value` (an error, its cause chain, its properties) `secret` appears, if anywhere. */
-export function findSecret(value: unknown, secret: string): string | undefined {
+/**
+ * What counts as a trace of `secret`: the key itself, any 12 characters of its random part (an
+ * error body cut short before it was redacted, a key "masked" with most of it shown), and the key
+ * inside base64, base64url or hex text (a Basic authorization header, an encoded request).
+ */
+export function secretTraces(secret: string, fixedPrefix = ''): string[] {
+  const traces = [secret]
+  const random = secret.startsWith(fixedPrefix) ? secret.slice(fixedPrefix.length) : secret
+  for (let start = 0; start + 12 <= random.length; start += 1) traces.push(random.slice(start, start + 12))
+  for (let offset = 0; offset < 3; offset += 1) {
+    // At each byte alignment, the characters that do not depend on what comes before or after.
+    const bytes = Buffer.concat([Buffer.alloc(offset), Buffer.from(secret)])
+    const base64 = bytes.toString('base64').slice(4, -4)
+    traces.push(base64, base64.replaceAll('+', '-').replaceAll('/', '_'))
+  }
+  traces.push(Buffer.from(secret).toString('hex'))
+  return traces
+}
+
+/** Where in `value` (an error, its cause chain, its properties) a trace of `secret` appears, if anywhere. */
+export function findSecret(value: unknown, secret: string, fixedPrefix = ''): string | undefined {
+  const traces = secretTraces(secret, fixedPrefix)
+  const leaks = (text: string): boolean => traces.some((trace) => text.includes(trace))
   const seen = new Set<unknown>()
   const visit = (item: unknown, path: string, depth: number): string | undefined => {
-    if (typeof item === 'string') return item.includes(secret) ? path : undefined
+    if (typeof item === 'string') return leaks(item) ? path : undefined
     if (typeof item !== 'object' || item === null || depth > 8 || seen.has(item)) return undefined
     seen.add(item)
     if (typeof (item as { entries?: unknown }).entries === 'function' && !Array.isArray(item)) {
@@ -255,9 +276,9 @@ export function findSecret(value: unknown, secret: string): string | undefined {
   } catch {
     json = ''
   }
-  if (json.includes(secret)) return 'JSON.stringify(error)'
-  if (inspect(value, { depth: 8 }).includes(secret)) return 'util.inspect(error)'
-  if (String(value).includes(secret)) return 'String(error)'
+  if (leaks(json)) return 'JSON.stringify(error)'
+  if (leaks(inspect(value, { depth: 8 }))) return 'util.inspect(error)'
+  if (leaks(String(value))) return 'String(error)'
   return undefined
 }
 

@@ -9,6 +9,9 @@ import type { AdapterFactoryContext, AdapterHarness } from './adapter-harness.js
 
 export { ADAPTER_CAPABILITIES }
 
+/** The fixed start of the fake API key a rule's adapter gets; the rest is random per rule. */
+export const CONTRACT_KEY_PREFIX = 'sk-agentx-contract-'
+
 /** Default idle timeout handed to `createAdapter` (short, so stall rules stay fast). */
 export const DEFAULT_CONTRACT_IDLE_TIMEOUT_MS = 1_000
 
@@ -111,7 +114,7 @@ export async function createAdapterRuleContext(
   options: AdapterContractOptions,
 ): Promise<RuleContextHandle<AdapterRuleContext>> {
   validateAdapterOptions(options)
-  const apiKey = `sk-agentx-contract-${randomBytes(18).toString('hex')}`
+  const apiKey = `${CONTRACT_KEY_PREFIX}${randomBytes(18).toString('hex')}`
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_CONTRACT_IDLE_TIMEOUT_MS
   let provider: FakeProvider | undefined
   let harness: AdapterHarness

@@ -1,7 +1,7 @@
 import { type AdapterErrorKind, isAdapterError } from '@agentx/core'
 import { describeError, type RuleCheck } from '../../engine/rule-check.js'
 import type { Scenario, ScenarioError } from '../../fake-provider/scenario.js'
-import type { AdapterRuleContext } from './adapter-rule-context.js'
+import { type AdapterRuleContext, CONTRACT_KEY_PREFIX } from './adapter-rule-context.js'
 import { type AdapterRule, defineAdapterRule } from './define-adapter-rule.js'
 import {
   deltaText,
@@ -251,8 +251,9 @@ export const errorRules: AdapterRule[] = [
     id: 'A-ERR-009',
     level: 'MUST',
     group,
-    title: 'the API key never appears in the message, stack, cause, properties or JSON of any error',
-    hint: 'Redact the key from provider messages and from any SDK error you keep as cause (request headers included).',
+    title:
+      'the API key, or any part or encoding of it, never appears in the message, stack, cause, properties or JSON of any error',
+    hint: 'Redact the key from provider messages and from any SDK error you keep as cause (request headers included), before cutting any text short; no part of it, and no base64 or hex of it, may show.',
     async check(context, check) {
       const key = context.apiKey
       const scenarios: Array<[string, Scenario]> = [
@@ -268,13 +269,25 @@ export const errorRules: AdapterRule[] = [
           'an in-stream error echoing the key',
           longText({ errorFrameAfter: 8 }, { kind: 'server', message: `key ${key} rejected` }),
         ],
+        // A long body with the key all through it: an adapter that cuts the text before redacting
+        // it leaves the part of a key that straddles the cut. Two phases, so that one of them
+        // puts a key across any cut.
+        ...[0, 27].map((shift): [string, Scenario] => [
+          `400 echoing the key all through a long message (shift ${shift})`,
+          {
+            httpError: {
+              kind: 'invalid_request',
+              message: `${'.'.repeat(shift)}${`bad key ${key}; `.repeat(60)}`,
+            },
+          },
+        ]),
         ['a malformed frame', longText({ malformedFrame: 5 })],
         ['a cut stream', longText({ truncateAfterFrame: 8, truncateMode: 'reset' })],
       ]
       for (const [what, scenario] of scenarios) {
         const outcome = await failWith(context, check, scenario)
         check.ok(outcome.failed, `${what}: the stream did not fail`, { actual: summarize(outcome.events) })
-        const where = findSecret(outcome.error, key)
+        const where = findSecret(outcome.error, key, CONTRACT_KEY_PREFIX)
         check.ok(where === undefined, `${what}: the API key appears in the error at ${where}`, {
           expected: 'no trace of the API key',
           actual: where,
