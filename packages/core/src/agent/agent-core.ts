@@ -2,6 +2,7 @@ import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AgentPersister, SessionScope } from '../contracts/agent-persister.js'
 import type { ContentBlock } from '../contracts/messages.js'
 import { AgentError } from '../errors/agent-error.js'
+import { ConfigurationError } from '../errors/configuration-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import { DEFAULT_RETRY } from '../retry/retry-options.js'
 import { DefaultSessionFactory } from '../session/default-session-factory.js'
@@ -260,6 +261,12 @@ export class AgentCore implements Agent {
     // What the kernel calls: a third-party store's own errors arrive as `PersistenceError`s.
     const persister = guardPersister(given)
     try {
+      // A retention that can never delete anything is refused, not retried forever in the background.
+      if (config.retention !== undefined && typeof given.deleteSessions !== 'function') {
+        throw new ConfigurationError(
+          'retention needs a persister with the retention capability (deleteSessions): use @agentx/persister-sqlite, @agentx/persister-postgres or InMemoryPersister, add deleteSessions to your persister, or leave retention out.',
+        )
+      }
       const adapter = deps.adapter ?? (await createDefaultAdapter())
       const runtime: SessionRuntimeOptions = {
         model: config.model ?? '',

@@ -1,6 +1,7 @@
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { DEFAULT_PROFILE, type SessionProfile } from '../session/session-profile.js'
+import { HANDOFF_PREFIX } from '../session/handoffs.js'
 import { agentToolProfile } from '../tools/agent-tool.js'
 import type { CompactionOptions } from '../session/compaction-options.js'
 import type { Tool } from '../tools/tool.js'
@@ -80,6 +81,14 @@ export function resolveProfiles(
       if (!known.has(target) || target === name) {
         throw new ConfigurationError(
           `Profile '${name}' hands off to '${target}', which is not another profile.`,
+        )
+      }
+    }
+    for (const tool of tools) {
+      const target = tool.name.startsWith(HANDOFF_PREFIX) ? tool.name.slice(HANDOFF_PREFIX.length) : undefined
+      if (target !== undefined && profile.handoffs?.includes(target)) {
+        throw new ConfigurationError(
+          `Profile '${name}' has a tool named '${tool.name}', the name of its handoff to '${target}': rename the tool.`,
         )
       }
     }

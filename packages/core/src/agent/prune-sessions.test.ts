@@ -133,6 +133,28 @@ describe('pruneSessions', () => {
   })
 })
 
+describe('AgentConfig.retention', () => {
+  it('with a persister that cannot delete, initialize() fails with CONFIGURATION instead of a timer that never prunes', async () => {
+    const persister = new InMemoryPersister()
+    const withoutRetention = new Proxy(persister, {
+      get: (target, key) =>
+        key === 'deleteSessions'
+          ? undefined
+          : (Reflect.get(target, key, target)?.bind?.(target) ?? Reflect.get(target, key)),
+    }) as AgentPersister
+    const agent = createAgent(
+      { retention: { inactiveForMs: 1 } },
+      { adapter: new ScriptedAdapter(), persister: withoutRetention },
+    )
+    await expect(agent.initialize()).rejects.toMatchObject({
+      code: 'CONFIGURATION',
+      message: expect.stringMatching(/retention needs a persister with the retention capability/),
+    })
+    // The same persister without retention configured is fine.
+    await createAgent({}, { adapter: new ScriptedAdapter(), persister: withoutRetention }).initialize()
+  })
+})
+
 describe('startRetention', () => {
   function recordingLogger(): Logger & { lines: string[] } {
     const lines: string[] = []

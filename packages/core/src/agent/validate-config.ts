@@ -100,10 +100,13 @@ export function validateAgentConfig(config: unknown): asserts config is AgentCon
   if (value.tools !== undefined) validateTools(value.tools, 'tools', configError)
   if (value.compaction !== undefined) validateCompactionOptions(value.compaction, 'compaction', configError)
   if (value.knowledge !== undefined) validateKnowledge(value.knowledge, 'knowledge', configError)
-  if (value.agents !== undefined) {
-    validateProfiles(value.agents)
-    resolveProfiles(value.agents as Record<string, AgentProfile>, (value.tools as Tool[] | undefined) ?? [])
-  }
+  if (value.agents !== undefined) validateProfiles(value.agents)
+  // Without profiles too: an agentTool naming a profile the agent does not define is refused here,
+  // not when the model first calls it.
+  resolveProfiles(
+    (value.agents ?? {}) as Record<string, AgentProfile>,
+    (value.tools as Tool[] | undefined) ?? [],
+  )
 }
 
 const PROFILE_KEYS = [

@@ -205,7 +205,7 @@ export class BaseSession implements Session {
       const checked = validateCompactOptions(options, (message) => new ValidationError(message))
       keep = checked.keepRecentMessages
       // The profile the next send continues with: its adapter, model and compaction settings.
-      profile = profileFor(core, core.data.activeAgent)
+      profile = profileFor(core, core.data.activeAgent, true)
       run = this.#newRun({ kind: 'compact' }, checked.signal ? { signal: checked.signal } : {}, undefined)
     } catch (error) {
       return Promise.reject(error)

@@ -3,7 +3,8 @@ import type { Tool } from '../tools/tool.js'
 import type { SessionProfile } from './session-profile.js'
 import { toolCallsOf } from './tool-step.js'
 
-const PREFIX = 'transfer_to_'
+/** The name of a handoff tool: `transfer_to_<profile>`. */
+export const HANDOFF_PREFIX = 'transfer_to_'
 
 /**
  * The `transfer_to_<name>` tools of a profile with `handoffs` (DESIGN §10.3, seed 001). Calling
@@ -14,7 +15,7 @@ export function handoffTools(profile: SessionProfile, profiles: ReadonlyMap<stri
   return profile.handoffs.map((target) => {
     const description = profiles.get(target)?.description
     return {
-      name: `${PREFIX}${target}`,
+      name: `${HANDOFF_PREFIX}${target}`,
       description: `Hand the conversation over to the '${target}' agent${description ? `: ${description}` : ''}. It answers from then on.`,
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
       execute: (_input, context) => {
@@ -41,8 +42,8 @@ function firstHandoff(
   profile: SessionProfile,
 ): { id: string; target: string } | undefined {
   for (const call of calls) {
-    if (!call.name.startsWith(PREFIX)) continue
-    const target = call.name.slice(PREFIX.length)
+    if (!call.name.startsWith(HANDOFF_PREFIX)) continue
+    const target = call.name.slice(HANDOFF_PREFIX.length)
     if (profile.handoffs.includes(target)) return { id: call.id, target }
   }
   return undefined

@@ -23,6 +23,36 @@ const calc: Tool = { name: 'calc', description: 'adds', inputSchema: { type: 'ob
 const names = (tools: Array<{ name: string }> | undefined) => (tools ?? []).map((tool) => tool.name).sort()
 
 describe('profiles', () => {
+  it('a stored activeAgent whose profile is gone falls back to the default, with or without profiles; a name the caller gives is refused', async () => {
+    const persister = new InMemoryPersister()
+    const first = createAgent(
+      { agents: { billing: { systemPrompt: 'You bill.' } } },
+      { adapter: new ScriptedAdapter([textTurn('billing here'), textTurn('billing here')]), persister },
+    )
+    for (const id of ['no-profiles', 'renamed'])
+      await (await first.createSession({ id })).send('hi', { agent: 'billing' })
+    await first.close()
+    const cases = [
+      { id: 'no-profiles', config: {} },
+      { id: 'renamed', config: { agents: { invoices: { systemPrompt: 'You invoice.' } } } },
+    ]
+    for (const { id, config } of cases) {
+      const adapter = new ScriptedAdapter([textTurn('default here'), textTurn('never')])
+      const agent = createAgent({ systemPrompt: 'Front desk.', ...config }, { adapter, persister })
+      const session = await agent.getSession(id)
+      if (session === undefined) throw new Error(`session ${id} is gone`)
+      expect((await persister.getSession(id))?.activeAgent).toBe('billing')
+      // Before, with no profiles configured: ValidationError "Unknown agent profile 'billing'".
+      const result = await session.send('hello again')
+      expect(result.text).toBe('default here')
+      expect(adapter.calls.at(-1)?.options.systemPrompt).toBe('Front desk.')
+      const before = (await session.getMessages()).length
+      await expect(session.send('x', { agent: 'billing' })).rejects.toThrow(/Unknown agent profile 'billing'/)
+      expect(await session.getMessages()).toHaveLength(before)
+      await agent.close()
+    }
+  })
+
   it('send(…, { agent }) runs that profile (adapter, model, system prompt, tools); agentName and activeAgent are stored and continue across sends and a restart', async () => {
     const persister = new InMemoryPersister()
     const main = new ScriptedAdapter([textTurn('hello from default')], { name: 'main' })
@@ -118,6 +148,25 @@ describe('profiles', () => {
     expect(() => createAgent({ agents: { a: { handoffs: ['ghost'] } } })).toThrow(/ghost/)
     expect(() => createAgent({ agents: { a: { modle: 'x' } } } as never)).toThrow(/did you mean 'model'/)
     expect(() => createAgent({ tools: [agentTool('ghost')], agents: { a: {} } })).toThrow(/ghost/)
+  })
+
+  it('an agentTool naming an unknown profile is refused by createAgent without profiles too (not when the model calls it)', () => {
+    expect(() => createAgent({ tools: [agentTool('researcher')] })).toThrow(
+      /agentTool\('researcher'\) names an unknown profile; known: default/,
+    )
+    expect(() => createAgent({ tools: [agentTool('default')] })).not.toThrow()
+  })
+
+  it('a tool named like a handoff of its profile is refused instead of being replaced by the handoff', () => {
+    const transfer: Tool = { ...echo, name: 'transfer_to_b', description: 'Transfers money to account B' }
+    expect(() => createAgent({ tools: [transfer], agents: { default: { handoffs: ['b'] }, b: {} } })).toThrow(
+      /Profile 'default' has a tool named 'transfer_to_b', the name of its handoff to 'b'/,
+    )
+    expect(() => createAgent({ agents: { a: { tools: [transfer], handoffs: ['b'] }, b: {} } })).toThrow(
+      /Profile 'a' has a tool named 'transfer_to_b'/,
+    )
+    // Without that handoff, the name is the user's.
+    expect(() => createAgent({ tools: [transfer], agents: { b: {} } })).not.toThrow()
   })
 })
 

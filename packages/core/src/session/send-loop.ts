@@ -63,7 +63,10 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     const retryFrom = run.input.kind === 'retry' ? retryContinuation(core) : undefined
     // A retry runs the profile that answered the failed request (its kept reply names it).
     const retried = retryFrom === undefined ? undefined : retryAgent(core, retryFrom)
-    let profile = profileFor(core, options.agent ?? retried ?? core.data.activeAgent)
+    let profile =
+      options.agent === undefined
+        ? profileFor(core, retried ?? core.data.activeAgent, true)
+        : profileFor(core, options.agent)
     let tools = toolsFor(core, profile, options)
     const batch = run.input.kind === 'retry' ? undefined : await waitingBatch(core, tools, signal)
     const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined

@@ -24,13 +24,15 @@ export function defaultModelOf(adapter: AgentAdapter): string {
 }
 
 /** The profile with this name (`default` when none is given); an unknown name is a ValidationError. */
-export function profileFor(core: SessionCore, name: string | undefined): SessionProfile {
+export function profileFor(core: SessionCore, name: string | undefined, stored = false): SessionProfile {
   const profiles = core.options.profiles
   const wanted = name ?? DEFAULT_PROFILE
   const profile = profiles?.get(wanted)
   if (profile !== undefined) return profile
-  // A stored activeAgent whose profile is no longer configured falls back to the default.
-  if (wanted === DEFAULT_PROFILE || (name === core.data.activeAgent && profiles !== undefined)) {
+  // A name read from the store (the profile that answered last) whose profile is no longer
+  // configured — renamed, or the agent defines no profiles now — falls back to the default. Only
+  // a name the caller gives is refused.
+  if (wanted === DEFAULT_PROFILE || stored) {
     return profiles?.get(DEFAULT_PROFILE) ?? { name: DEFAULT_PROFILE, tools: [], handoffs: [] }
   }
   const known =

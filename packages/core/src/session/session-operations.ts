@@ -204,7 +204,7 @@ export async function pendingOf(core: SessionCore): Promise<PendingToolCall[]> {
   // calls but before saving `waiting_input` left an `interrupted` session that still waits.
   if (core.data.state === 'active') return []
   await core.history.load()
-  const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
+  const tools = toolsFor(core, profileFor(core, core.data.activeAgent, true), {})
   const batch = await waitingBatch(core, tools, new AbortController().signal)
   return batch?.pending ?? []
 }
@@ -216,7 +216,7 @@ export async function pendingOf(core: SessionCore): Promise<PendingToolCall[]> {
 export async function closePending(core: SessionCore): Promise<void> {
   if (core.busy || core.data.state !== 'waiting_input') return
   await core.history.load()
-  const tools = toolsFor(core, profileFor(core, core.data.activeAgent), {})
+  const tools = toolsFor(core, profileFor(core, core.data.activeAgent, true), {})
   const batch = await waitingBatch(core, tools, new AbortController().signal)
   if (batch !== undefined) {
     await closeWaitingChildren(core.options.children, core.id, batch.calls, (call) =>
