@@ -330,3 +330,53 @@ describe('kernel v2 regressions: closed agents and the stream', () => {
     expect(seen.at(-1)).toMatchObject({ type: 'state', state: 'aborted' })
   })
 })
+
+describe('the last write of a send fails (sync durability)', () => {
+  /** A store that refuses the session record in one state, for good. */
+  class RefusesState extends InMemoryPersister {
+    constructor(readonly refused: SessionData['state']) {
+      super()
+    }
+    override async saveSession(session: SessionData): Promise<void> {
+      if (session.state === this.refused) throw new PersistenceError('disk full', { code: 'PERSISTENCE' })
+      return super.saveSession(session)
+    }
+  }
+
+  for (const refused of ['waiting_input', 'idle'] as const) {
+    it(`a refused '${refused}' record: the send fails from active, never announcing a state it did not store`, async () => {
+      const persister = new RefusesState(refused)
+      const { toolCallTurn } = await import('../testing/stream-helpers.js')
+      const turn =
+        refused === 'waiting_input'
+          ? toolCallTurn([{ id: 'c1', name: 'deploy', input: {} }])
+          : textTurn('done')
+      const agent = createAgent(
+        {
+          durability: 'sync',
+          writeRetry: { maxAttempts: 1 },
+          tools: [
+            {
+              name: 'deploy',
+              description: 'd',
+              inputSchema: { type: 'object' },
+              needsApproval: true,
+              execute: () => 'ok',
+            },
+          ],
+        },
+        { adapter: new ScriptedAdapter([turn]), persister },
+      )
+      const session = await agent.createSession()
+      const states: string[] = []
+      session.subscribe((event) => {
+        if (event.type === 'state') states.push(`${event.previous}->${event.state}`)
+      })
+      await expect(session.send('go')).rejects.toMatchObject({ code: 'PERSISTENCE' })
+      // Before: created->active, waiting_input->active, active->error (waiting_input never announced).
+      expect(states).toEqual(['created->active', 'active->error'])
+      expect(session.state).toBe('error')
+      await agent.close().catch(() => undefined)
+    })
+  }
+})

@@ -193,7 +193,13 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     // then on the send is settled, so their listeners may start the next one.
     const settledEvents: SessionEvent[] = []
     core.setState(pending.length > 0 ? 'waiting_input' : 'idle', (event) => settledEvents.push(event))
-    await core.write(core.queue?.saveSession(core.toSessionData()))
+    try {
+      await core.write(core.queue?.saveSession(core.toSessionData()))
+    } catch (error) {
+      // Not stored, and never announced: the send fails from `active`, as listeners last heard.
+      core.data.state = 'active'
+      throw error
+    }
     run.settled = true
     for (const event of settledEvents) emit(event)
     if (pending.length > 0) emit({ type: 'input-required', pending })
