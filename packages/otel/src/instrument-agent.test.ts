@@ -422,6 +422,55 @@ describe('failures', () => {
     expect(answer.text).toBe('parent done')
   })
 
+  it('gives a send that stops for input inside a sub-agent the usage of SendResult, the sub-agent’s requests included', async () => {
+    const { harness, agent } = setup(
+      [
+        toolCallTurn([{ id: 'p1', name: 'researcher', input: { task: 'pay' } }], { usage: usage(100, 10) }),
+        toolCallTurn([{ id: 'k1', name: 'pay', input: {} }], { usage: usage(40, 4) }),
+      ],
+      {
+        config: {
+          tools: [agentTool('researcher')],
+          agents: { researcher: { description: 'r', tools: [pay] } },
+        },
+      },
+    )
+    const session = await agent.createSession()
+    const result = await session.send('go')
+    expect(result.usage).toMatchObject({ inputTokens: 140, outputTokens: 14 })
+    const parent = (await harness.spans()).find((span) => span.name === 'invoke_agent default')
+    // Before: 100 / 10, the parent's own request only.
+    expect(parent?.attributes['gen_ai.usage.input_tokens']).toBe(140)
+    expect(parent?.attributes['gen_ai.usage.output_tokens']).toBe(14)
+  })
+
+  it('names the send that answers an approval after its profile and model, also when it makes no model request', async () => {
+    let release: (() => void) | undefined
+    const slowPay: Tool = {
+      ...pay,
+      execute: (_input, { signal }) =>
+        new Promise((resolve) => {
+          release = () => resolve('paid')
+          signal?.addEventListener('abort', () => resolve('stopped'))
+        }),
+    }
+    const { harness, agent } = setup([toolCallTurn([{ id: 'k1', name: 'pay', input: {} }])], {
+      config: { tools: [slowPay] },
+    })
+    const session = await agent.createSession()
+    expect((await session.send('go')).pending).toHaveLength(1)
+    const answering = session.send([{ type: 'tool_approval', toolUseId: 'k1', approved: true }])
+    await waitFor(() => release !== undefined)
+    session.abort()
+    await expect(answering).rejects.toThrow()
+    const invokes = (await harness.spans()).filter((span) => span.name.startsWith('invoke_agent'))
+    // Before: the second span was named plain `invoke_agent`, with no model.
+    expect(invokes.map((span) => span.name)).toEqual(['invoke_agent default', 'invoke_agent default'])
+    expect(invokes[1]?.attributes['gen_ai.agent.name']).toBe('default')
+    expect(invokes[1]?.attributes['gen_ai.request.model']).toBe('model-a')
+    expect(invokes[1]?.attributes['error.type']).toBe('ADAPTER_ABORTED')
+  })
+
   it('puts each sub-agent under the execute_tool span of the call that started it, several at once and under their own tool names', async () => {
     const { harness, agent } = setup(
       [
@@ -674,6 +723,32 @@ describe('lifecycle', () => {
     await expect(sent).rejects.toThrow()
     await session.send('again')
     expect(await harness.spans()).toHaveLength(2)
+  })
+
+  it('ends a tool still running when it stops, instead of dropping its span', async () => {
+    const slow: Tool = {
+      name: 'slow',
+      description: 'Takes its time.',
+      inputSchema: { type: 'object' },
+      execute: () => new Promise((resolve) => setTimeout(() => resolve('done'), 50)),
+    }
+    const { harness, agent, stop } = setup(
+      [toolCallTurn([{ id: 's1', name: 'slow', input: {} }]), textTurn('after')],
+      { config: { tools: [slow] } },
+    )
+    const session = await agent.createSession()
+    const events: string[] = []
+    session.subscribe((event) => events.push(event.type))
+    const sent = session.send('go')
+    await waitFor(() => events.includes('tool-call') && events.includes('message'))
+    stop()
+    await sent
+    // Before: chat and invoke_agent only; the running call's execute_tool never appeared.
+    expect((await harness.spans()).map((span) => span.name).sort()).toEqual([
+      'chat model-a',
+      'execute_tool slow',
+      'invoke_agent default',
+    ])
   })
 
   it('never lets a broken tracer break a send', async () => {

@@ -139,6 +139,7 @@ export function instrumentAgent(
         ...(agentName === undefined ? {} : { agentName }),
         parent: () => (parent ? parent.childContext(agentName ?? '', toolUseId) : context.active()),
         viaParent: true,
+        onUsage: (usage) => traces.get(parentId)?.addChildUsage(usage),
       })
       traces.set(childId, child)
       parents.set(childId, parentId)

@@ -77,6 +77,8 @@ export interface SessionTraceOptions {
   agentName?: string
   /** Whether this session is traced through its parent's `subagent` events. */
   viaParent?: boolean
+  /** Told every request's usage (a sub-agent's counts in its parent's send). */
+  onUsage?: (usage: ObservedUsage) => void
 }
 
 /**
@@ -94,11 +96,19 @@ export class SessionTrace {
   readonly #telemetry: Telemetry
   readonly #parent: (() => Context) | undefined
   readonly #agentName: string | undefined
+  readonly #onUsage: ((usage: ObservedUsage) => void) | undefined
   #invoke: Span | undefined
   #invokeStart = 0
   #invokeProvider = UNKNOWN_PROVIDER
   #model: string | undefined
+  /** `#model` is the last request's of an earlier send: this send's first request replaces it. */
+  #modelProvisional = false
   #named = false
+  /** The span's name is the last profile of an earlier send: this send's first request replaces it. */
+  #namedProvisional = false
+  /** The profile and model of the last request this trace saw, whichever send made it. */
+  #lastAgent: string | undefined
+  #lastModel: string | undefined
   #usage: Required<ObservedUsage> = emptyUsage()
   #hasUsage = false
   #chat: ChatStep | undefined
@@ -122,6 +132,18 @@ export class SessionTrace {
     this.#parent = options.parent
     this.#agentName = options.agentName ?? telemetry.agentName
     this.viaParent = options.viaParent ?? false
+    this.#onUsage = options.onUsage
+  }
+
+  /**
+   * A request of a sub-agent this send started: its usage is part of the send's (what
+   * `SendResult.usage` says). Used when the send ends without a result, as when it stops for an
+   * answer inside the sub-agent.
+   */
+  addChildUsage(usage: ObservedUsage): void {
+    if (!this.#invoke) return
+    this.#addUsage(usage)
+    this.#onUsage?.(usage)
   }
 
   /** Whether a send is being traced. */
@@ -236,6 +258,9 @@ export class SessionTrace {
 
   /** Ends every open span now (the instrumentation is being removed). */
   close(): void {
+    // A call still running has no span yet (it gets one with its result): it gets one now, ended
+    // with the rest, rather than vanishing from the trace.
+    if (this.#invoke) for (const [id, call] of this.#tools) if (!call.span) this.#openTool(id, call)
     this.#endSend({})
     this.#pendingUser = undefined
   }
@@ -277,8 +302,13 @@ export class SessionTrace {
     this.#stepSeen = false
     this.#inputRequired = false
     this.#lastStopReason = undefined
-    this.#named = this.#agentName !== undefined
-    this.#model = undefined
+    // Until a request names them, a send continues with the profile and model of this session's
+    // last request seen (a send may make none: an approved call aborted while its tool runs).
+    const name = this.#agentName ?? this.#lastAgent
+    this.#named = name !== undefined
+    this.#namedProvisional = this.#agentName === undefined && this.#lastAgent !== undefined
+    this.#model = this.#lastModel
+    this.#modelProvisional = this.#lastModel !== undefined
     this.#usage = emptyUsage()
     this.#hasUsage = false
     this.#lastReply = undefined
@@ -288,7 +318,8 @@ export class SessionTrace {
       [GEN_AI.providerName]: this.#invokeProvider,
       [GEN_AI.conversationId]: this.sessionId,
     }
-    if (this.#agentName !== undefined) attributes[GEN_AI.agentName] = this.#agentName
+    if (name !== undefined) attributes[GEN_AI.agentName] = name
+    if (this.#model !== undefined) attributes[GEN_AI.requestModel] = this.#model
     if (recordContent && this.#pendingUser) {
       attributes[GEN_AI.inputMessages] = inputMessagesJson([this.#pendingUser])
     }
@@ -300,11 +331,12 @@ export class SessionTrace {
     }
     this.#carried.clear()
     const parent = this.#parent ? this.#parent() : contextApi.active()
-    this.#invoke = tracer.startSpan(
-      this.#agentName === undefined ? OPERATION.invokeAgent : `${OPERATION.invokeAgent} ${this.#agentName}`,
+    const invoke = tracer.startSpan(
+      name === undefined ? OPERATION.invokeAgent : `${OPERATION.invokeAgent} ${name}`,
       { kind: SpanKind.INTERNAL, attributes, startTime: toHrTime(this.#invokeStart) },
       parent,
     )
+    this.#invoke = invoke
   }
 
   #endSend(outcome: Outcome): void {
@@ -370,12 +402,16 @@ export class SessionTrace {
       this.#telemetry.configuredProvider ??
       (typeof event.provider === 'string' ? providerNameOf(event.provider) : this.#telemetry.provider())
     const agent = typeof event.agent === 'string' ? event.agent : undefined
-    if (this.#model === undefined && model !== '') {
+    if (agent !== undefined) this.#lastAgent = agent
+    if (model !== '') this.#lastModel = model
+    if ((this.#model === undefined || this.#modelProvisional) && model !== '') {
       this.#model = model
+      this.#modelProvisional = false
       this.#invoke.setAttribute(GEN_AI.requestModel, model)
     }
-    if (!this.#named && agent !== undefined) {
+    if ((!this.#named || this.#namedProvisional) && agent !== undefined) {
       this.#named = true
+      this.#namedProvisional = false
       this.#invoke.setAttribute(GEN_AI.agentName, agent)
       this.#invoke.updateName(`${OPERATION.invokeAgent} ${agent}`)
     }
@@ -428,6 +464,7 @@ export class SessionTrace {
     if (usage) {
       this.#setUsage(chat.span, usage)
       this.#addUsage(usage)
+      this.#onUsage?.(usage)
       this.#recordTokens(chat, usage)
     }
     if (chat.stopReason !== undefined && !chat.failed) {
