@@ -36,12 +36,12 @@ const SAMPLING_FIELDS = ['temperature', 'top_p', 'top_k']
 /** Options of {@link ClaudeAdapter}. */
 export interface ClaudeAdapterOptions {
   /** The Anthropic API key. Default is `process.env.ANTHROPIC_API_KEY`. Never logged or put in an error. */
-  apiKey?: string
+  apiKey?: string | undefined
   /**
    * The API origin, without `/v1` (the SDK adds it): a proxy, a gateway, a test server. Default is
    * `process.env.ANTHROPIC_BASE_URL`, else `https://api.anthropic.com`.
    */
-  baseURL?: string
+  baseURL?: string | undefined
   /**
    * The Messages API version, sent as the `anthropic-version` header. Default is the version the
    * installed `@anthropic-ai/sdk` sends (`2026-10-21` for 1.x, `2023-06-01` for 0.x). Versions from

@@ -39,7 +39,7 @@ export interface GeminiAdapterOptions {
    * The Gemini API key. Default is the `GEMINI_API_KEY` environment variable, then `GOOGLE_API_KEY`.
    * Never logged, never part of an error.
    */
-  apiKey?: string
+  apiKey?: string | undefined
   /** The model used when a request names none (`AdapterStreamOptions.model` is empty). Default is `'gemini-2.5-flash'`. */
   model?: string
   /**
@@ -47,7 +47,7 @@ export interface GeminiAdapterOptions {
    * server. Same as `httpOptions.baseUrl`. Default is `process.env.GOOGLE_GEMINI_BASE_URL`, else
    * the SDK's (`https://generativelanguage.googleapis.com`).
    */
-  baseURL?: string
+  baseURL?: string | undefined
   /**
    * The API version segment of the path (`v1`, `v1beta`). Same as `httpOptions.apiVersion`.
    * Default is `process.env.GOOGLE_GENAI_API_VERSION` (`beta` meaning `v1beta`, as the SDK reads
@@ -110,7 +110,7 @@ const OPTION_KEYS = Object.keys({
  * (`options.output`) is sent as `responseMimeType: 'application/json'` with the schema as
  * `responseJsonSchema`.
  *
- * Needs `@google/genai` 2.9 or later (the first with `httpOptions.fetch`). Constructing it
+ * Needs `@google/genai` 2.23 or later (the first with `httpOptions.fetch`). Constructing it
  * performs no I/O (rule A-REQ-001).
  *
  * @example
@@ -251,7 +251,7 @@ export class GeminiAdapter extends ServerSentEventAdapter {
     }
     if (response === undefined) {
       throw new ConfigurationError(
-        'GeminiAdapter: the installed @google/genai did not send the request through httpOptions.fetch; install @google/genai 2.9 or later.',
+        'GeminiAdapter: the installed @google/genai did not send the request through httpOptions.fetch; install @google/genai 2.23 or later.',
       )
     }
     return { response, mapper: new GeminiStreamMapper(this.#identity) }

@@ -11,13 +11,13 @@ export interface OpenAIAdapterOptions {
    * custom `baseURL` without an `Authorization` header (local servers); for OpenAI itself a key
    * is required and its absence throws a `ConfigurationError` from the constructor.
    */
-  apiKey?: string
+  apiKey?: string | undefined
   /**
    * The API base URL, up to and including the version segment (`http://127.0.0.1:11434/v1`,
    * `https://gateway.example.com/openai/v1`). It never changes the API: set `api` for that.
    * Default is `process.env.OPENAI_BASE_URL`, else `https://api.openai.com/v1`.
    */
-  baseURL?: string
+  baseURL?: string | undefined
   /**
    * An API version sent as the `api-version` query parameter of every request, as Azure OpenAI and
    * gateways in front of it expect (`2025-04-01-preview`). Default is

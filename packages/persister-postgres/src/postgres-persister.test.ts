@@ -94,6 +94,10 @@ describe('PostgresPersister options', () => {
         ConfigurationError,
       )
     }
+    // An unset environment variable: the message says so instead of "exactly one of".
+    expect(() => new PostgresPersister({ connectionString: process.env.AGENTX_UNSET_VARIABLE })).toThrow(
+      /options\.connectionString is undefined \(is the environment variable it is read from set\?\)/,
+    )
     expect(() => new PostgresPersister({ connectionString: TEST_DATABASE_URL, shema: 'x' } as never)).toThrow(
       "Unknown PostgresPersister option 'shema' — did you mean 'schema'?",
     )

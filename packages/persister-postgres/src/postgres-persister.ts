@@ -67,7 +67,7 @@ export interface PostgresPersisterOptions {
    * A libpq-style URL, e.g. `postgres://user:password@127.0.0.1:5432/app`. The persister creates
    * its own `pg.Pool` and ends it on `close()`. Credentials never appear in its errors or logs.
    */
-  connectionString?: string
+  connectionString?: string | undefined
   /**
    * An existing `pg.Pool` to share with the application. The persister never ends it (`close()`
    * only stops using it) and does not change its configuration: attach a `pool.on('error', …)`
@@ -223,7 +223,9 @@ export class PostgresPersister implements AgentPersister {
     const { connectionString, pool } = options
     if ((connectionString === undefined) === (pool === undefined)) {
       throw new ConfigurationError(
-        'PostgresPersister needs exactly one of options.connectionString and options.pool.',
+        'connectionString' in options && connectionString === undefined && pool === undefined
+          ? 'PostgresPersister: options.connectionString is undefined (is the environment variable it is read from set?); give a connection string or a pool.'
+          : 'PostgresPersister needs exactly one of options.connectionString and options.pool.',
       )
     }
     if (

@@ -1,6 +1,6 @@
 // The public API of @agentx/persister-sqlite.
 export { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from './migrations/index.js'
-export type { SqliteMigration } from './migrations/sqlite-migration.js'
+export type { SqliteConnection, SqliteMigration } from './migrations/sqlite-migration.js'
 export { createSqlitePersister, SqlitePersister } from './sqlite-persister.js'
 export type { SqlitePersisterOptions } from './sqlite-persister.js'
 export type {

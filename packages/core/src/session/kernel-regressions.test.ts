@@ -334,8 +334,10 @@ describe('kernel v2 regressions: closed agents and the stream', () => {
 describe('the last write of a send fails (sync durability)', () => {
   /** A store that refuses the session record in one state, for good. */
   class RefusesState extends InMemoryPersister {
-    constructor(readonly refused: SessionData['state']) {
+    readonly refused: SessionData['state']
+    constructor(refused: SessionData['state']) {
       super()
+      this.refused = refused
     }
     override async saveSession(session: SessionData): Promise<void> {
       if (session.state === this.refused) throw new PersistenceError('disk full', { code: 'PERSISTENCE' })

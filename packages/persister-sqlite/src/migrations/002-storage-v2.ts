@@ -1,6 +1,5 @@
-import type BetterSqlite3 from 'better-sqlite3'
 import { type CompiledQuery, type SchemaModule, sql } from 'kysely'
-import type { SqliteMigration } from './sqlite-migration.js'
+import type { SqliteConnection, SqliteMigration } from './sqlite-migration.js'
 
 /**
  * Version 2 (Storage v2): columns for the optional fields of `@agentx/core` 0.2
@@ -61,7 +60,7 @@ const SESSION_TEXT = [
  * object for JSON columns); anything else stays in `extra`, which is read over the columns, so
  * every row reads back as before either way. Only rows with an `extra` value are read, which are few.
  */
-function moveToColumns(database: BetterSqlite3.Database): void {
+function moveToColumns(database: SqliteConnection): void {
   const sessions = database.prepare('select id, extra from sessions where extra is not null').all() as Array<{
     id: string
     extra: string

@@ -1,5 +1,15 @@
-import type BetterSqlite3 from 'better-sqlite3'
 import type { CompiledQuery, SchemaModule } from 'kysely'
+
+/**
+ * What a migration's `migrateData` gets: the better-sqlite3 connection, described by the calls it
+ * may make, so that this package's types do not require `@types/better-sqlite3`.
+ */
+export interface SqliteConnection {
+  prepare(sql: string): {
+    all(...parameters: unknown[]): unknown[]
+    run(...parameters: unknown[]): unknown
+  }
+}
 
 /**
  * One versioned step of the SQLite schema.
@@ -19,5 +29,5 @@ export interface SqliteMigration {
    * Rewrites existing rows after `up` (in the same transaction), for a step that moves data.
    * Default is none.
    */
-  migrateData?(database: BetterSqlite3.Database): void
+  migrateData?(database: SqliteConnection): void
 }
