@@ -97,6 +97,9 @@ const QUERIES: MessagesQuery[] = [
   { afterSeq: 2970, beforeSeq: 2990, limit: 5 },
   { afterSeq: 100, beforeSeq: 2995, limit: 30 },
   { afterSeq: 2999 },
+  // From the first message: what a reader starting at seq 0 asks.
+  { afterSeq: -1, limit: 5 },
+  { afterSeq: -1, beforeSeq: 3 },
 ]
 
 describe('SessionHistory: loading a compacted session', () => {

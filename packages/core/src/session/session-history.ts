@@ -301,8 +301,17 @@ function validateQuery(query: unknown): MessagesQuery {
   }
   for (const key of ['limit', 'beforeSeq', 'afterSeq'] as const) {
     const number = value[key]
-    if (number !== undefined && (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 0)) {
-      throw new ValidationError(`getMessages ${key} must be a non-negative integer.`)
+    // `afterSeq: -1` pages forward from the first message (seq 0), as the persister takes it.
+    const least = key === 'afterSeq' ? -1 : 0
+    if (
+      number !== undefined &&
+      (typeof number !== 'number' || !Number.isSafeInteger(number) || number < least)
+    ) {
+      throw new ValidationError(
+        key === 'afterSeq'
+          ? 'getMessages afterSeq must be an integer of -1 or more (-1 starts at the first message).'
+          : `getMessages ${key} must be a non-negative integer.`,
+      )
     }
   }
   return value as MessagesQuery
