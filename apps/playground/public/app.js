@@ -386,6 +386,16 @@ async function refreshAfterRun(sessionId, outcome) {
     }
     upsertSession(detail.session)
     renderHeader()
+    // Refused because another tab's send runs: show what that send stored (its question too),
+    // then watch its reply below.
+    if (outcome === 'refused' && detail.running) {
+      const provider = providerOf(detail.session.provider)
+      conversation.reset(detail.session, detail.messages, {
+        agentTools: provider?.agentTools ?? [],
+        agents: provider?.agents ?? [],
+        running: true,
+      })
+    }
     if (outcome !== 'refused' && (detail.session.state !== 'error' || !state.shownError))
       explainState(detail.session, detail.lastError)
     // Refused answers (or a run that stopped to wait): the questions are still open.

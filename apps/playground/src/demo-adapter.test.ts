@@ -30,6 +30,15 @@ describe('DemoAdapter', () => {
     expect(usage).toMatchObject({ type: 'usage', usage: { totalTokens: expect.any(Number) } })
   })
 
+  it('quotes a long message without splitting an emoji in half', async () => {
+    const events = await collect(adapter.stream('😀'.repeat(60), { model: 'm', history: [] }))
+    const message = events.at(-1) as Extract<AdapterMessage, { type: 'message' }>
+    const text = (message.content[0] as { text: string }).text
+    // Before: the quote ended in a lone high surrogate, shown as U+FFFD.
+    expect(text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/)
+    expect(text).toContain('😀…')
+  })
+
   it('calls the calculator tool for a calculation and the clock tool for the time', async () => {
     const calc = await collect(adapter.stream('what is 2 ^ 10 - 24?', { model: 'm', history: [] }))
     expect(calc.find((event) => event.type === 'tool-call')).toMatchObject({

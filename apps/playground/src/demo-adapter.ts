@@ -531,7 +531,10 @@ function words(text: string): string[] {
 
 function excerpt(text: string): string {
   const flat = text.replace(/\s+/g, ' ')
-  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat
+  if (flat.length <= 80) return flat
+  // Never half of a surrogate pair (an emoji): cut before it.
+  const end = /[\ud800-\udbff]/.test(flat[78] ?? '') ? 78 : 79
+  return `${flat.slice(0, end)}…`
 }
 
 function estimateUsage(

@@ -297,6 +297,36 @@ describe('defects found in a real browser', () => {
     await second.close()
   })
 
+  it('shows the running send of another tab, its question included, when this tab’s send is refused', async () => {
+    const owner = await openPage()
+    const id = await newSession(owner)
+    const second = await openPage(`#${encodeURIComponent(id)}`)
+    // Another tab starts a reply; this one has not noticed yet and sends too: refused (busy).
+    void fetch(`${playground.url}/api/sessions/${encodeURIComponent(id)}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: '/long' }),
+    }).then((response) => response.text())
+    await expect
+      .poll(async () => {
+        const response = await fetch(`${playground.url}/api/sessions/${encodeURIComponent(id)}`)
+        return ((await response.json()) as { running?: unknown }).running !== undefined
+      })
+      .toBe(true)
+    await send(second, 'tab two says hi')
+    await second.waitForFunction(
+      () => (document.querySelector('.message.agent.streaming')?.textContent?.length ?? 0) > 0,
+    )
+    // Before: the reply showed without the question it answers (until a reload).
+    await expect.poll(() => second.getByTestId('user-message').count()).toBe(1)
+    expect(await second.getByTestId('user-message').textContent()).toContain('/long')
+    expect(await second.getByTestId('message-input').inputValue()).toBe('tab two says hi')
+    await second.getByTestId('stop').click()
+    await waitForReplyEnd(second)
+    await owner.close()
+    await second.close()
+  })
+
   it('keeps a reply running through a reload and shows it continuing', async () => {
     const page = await openPage()
     const id = await newSession(page)
