@@ -83,12 +83,10 @@ export function resolveProfiles(
           `Profile '${name}' hands off to '${target}', which is not another profile.`,
         )
       }
-    }
-    for (const tool of tools) {
-      const target = tool.name.startsWith(HANDOFF_PREFIX) ? tool.name.slice(HANDOFF_PREFIX.length) : undefined
-      if (target !== undefined && profile.handoffs?.includes(target)) {
+      const handoff = `${HANDOFF_PREFIX}${target}`
+      if (tools.some((tool) => tool.name === handoff)) {
         throw new ConfigurationError(
-          `Profile '${name}' has a tool named '${tool.name}', the name of its handoff to '${target}': rename the tool.`,
+          `Profile '${name}' has a tool named '${handoff}', the name of its handoff to '${target}': rename the tool.`,
         )
       }
     }
