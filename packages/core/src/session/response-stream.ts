@@ -1,13 +1,11 @@
 import type { AdapterMessage } from '../contracts/agent-adapter.js'
 import type { ContentBlock, StopReason } from '../contracts/messages.js'
 import { cloneJson } from '../persistence/json-copy.js'
-import type { EventStream } from '../util/event-stream.js'
 import { addUsage } from '../util/token-usage.js'
 import { malformedOutput, stopReasonFromAdapter, usageFromAdapter } from './adapter-output.js'
 import type { PartialResponse } from './checkpoint.js'
 import type { ModelRequestContext } from './model-request.js'
 import { deepFreeze } from './session-history.js'
-import type { SessionEvent } from './session-events.js'
 
 /** The content and stop reason of the adapter's final `message` event. */
 export interface Final {
@@ -44,7 +42,7 @@ export function readResponse(
     // Settled once; an event the adapter yields after that (a failed checkpoint ended the
     // request while it was waiting) is ignored.
     let settled = false
-    // Whether the loop is waiting for the adapter's next event (and not for a write or the consumer).
+    // Whether the loop is waiting for the adapter's next event or for the consumer (not for a write).
     let waiting = false
     const resolve = (value: Final | undefined): void => {
       settled = true
@@ -65,13 +63,20 @@ export function readResponse(
         fail(error)
       }
     }
+    // Backpressure: the `stream()` consumer is behind, so the next event is asked for once it has
+    // caught up. The clock's checkpoints go on meanwhile: a slow consumer never widens what a
+    // crash could lose.
+    const awaitConsumer = (drained: Promise<void>): void => {
+      waiting = true
+      drained.then(pull, fail)
+    }
     const afterCheckpoint = (): void => {
       clock.restart()
-      if (sink?.full) waitForConsumer(context, sink, partial).then(pull, fail)
+      if (sink?.full) awaitConsumer(sink.drained())
       else pull()
     }
-    // A provider that stalls mid-reply: the text so far is saved when the interval is up, not
-    // only when the next event arrives (which may be never, before a crash).
+    // A provider that stalls mid-reply, or a consumer that lags: the text so far is saved when the
+    // interval is up, not only when the next event arrives (which may be never, before a crash).
     clock.onDue = () => {
       if (!waiting || settled || final !== undefined) return
       const ms = partial.msUntilCheckpoint(checkpointIntervalMs)
@@ -110,7 +115,7 @@ export function readResponse(
       ) {
         context.saveCheckpoint(partial.checkpoint(context.sessionId)).then(afterCheckpoint, fail)
       } else if (sink?.full) {
-        waitForConsumer(context, sink, partial).then(pull, fail)
+        awaitConsumer(sink.drained())
       } else {
         pull()
       }
@@ -204,30 +209,5 @@ class CheckpointClock {
 
   stop(): void {
     clearTimeout(this.#timer)
-  }
-}
-
-/**
- * Backpressure: waits until the `stream()` consumer has caught up. Checkpoints keep their schedule
- * meanwhile, so a slow consumer never widens what a crash could lose.
- */
-async function waitForConsumer(
-  context: ModelRequestContext,
-  sink: EventStream<SessionEvent>,
-  partial: PartialResponse,
-): Promise<void> {
-  for (;;) {
-    const ms = partial.msUntilCheckpoint(context.checkpointIntervalMs)
-    if (ms === undefined) return sink.drained()
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const drained = await Promise.race([
-      sink.drained().then(() => true),
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), ms)
-      }),
-    ])
-    clearTimeout(timer)
-    if (drained || context.signal.aborted) return
-    await context.saveCheckpoint(partial.checkpoint(context.sessionId))
   }
 }
