@@ -215,8 +215,10 @@ export class AgentCore implements Agent {
     const listeners = this.#shared.listeners
     const subscription = { listener, scope: this.#scope }
     listeners.add(subscription)
+    this.#shared.resolved?.manager.forwardEvents(true)
     return () => {
       listeners.delete(subscription)
+      this.#shared.resolved?.manager.forwardEvents(listeners.size > 0)
     }
   }
 
@@ -325,6 +327,7 @@ export class AgentCore implements Agent {
           }
         },
       })
+      manager.forwardEvents(shared.listeners.size > 0)
       const repaired = await manager.repairInterrupted(scope)
       if (repaired > 0)
         deps.logger?.info('agentx: marked sessions of a crashed process as interrupted', { repaired })
@@ -359,6 +362,8 @@ export class AgentCore implements Agent {
         leaseSweep,
       }
       shared.resolved = resolved
+      // A listener added while this was resolving.
+      manager.forwardEvents(shared.listeners.size > 0)
       return resolved
     } catch (error) {
       if (ownsPersister) await persister.close?.().catch(() => undefined)

@@ -28,9 +28,14 @@ export interface SessionManagerOptions {
   cache?: SessionCacheOptions
   /** Whether the agent is closed (its sessions then reject every call with `AGENT_CLOSED`). */
   isClosed?: () => boolean
-  /** Receives every event of every session the manager made, with the session's scope (`agent.subscribe`). */
+  /**
+   * Receives every event of every session the manager made, with the session's scope
+   * (`agent.subscribe`), while {@link SessionManager.forwardEvents} is on.
+   */
   onEvent?: (event: SessionEvent, session: { id: string }, scope: SessionScope) => void
 }
+
+type StateEvent = Extract<SessionEvent, { type: 'state' }>
 
 /** What the manager may call on a session beyond the public {@link Session} (a {@link BaseSession} has all of it). */
 interface ManagedSession extends Session {
@@ -41,6 +46,7 @@ interface ManagedSession extends Session {
   whenSettled?(): Promise<void>
   release?(): Promise<void>
   releaseIfIdle?(): boolean
+  watchState?(watcher: (event: StateEvent) => void): () => void
 }
 
 /**
@@ -58,6 +64,13 @@ export class SessionManager {
   readonly #creating = new Set<string>()
   /** Sessions whose writes a failed {@link SessionManager.releaseAll} could not make durable. */
   #unreleased: ManagedSession[] = []
+  /** Whether root sessions' events go to `onEvent` (the agent has listeners). */
+  #forwarding = false
+  /** How each root session's events reach `onEvent`: its id and scope, and the subscription while forwarding. */
+  readonly #routes = new WeakMap<
+    ManagedSession,
+    { source: { id: string }; scope: SessionScope; stop?: (() => void) | undefined }
+  >()
 
   constructor(options: SessionManagerOptions) {
     this.#options = options
@@ -294,6 +307,30 @@ export class SessionManager {
     if (failed) throw (failed as PromiseRejectedResult).reason
   }
 
+  /**
+   * Starts or stops handing the events of root sessions to `onEvent` (the agent gained its first
+   * listener or lost its last): while the agent has none, a streamed reply costs no call per event
+   * for it.
+   */
+  forwardEvents(on: boolean): void {
+    if (on === this.#forwarding) return
+    this.#forwarding = on
+    for (const session of this.#cache.live()) this.#forward(session, on)
+  }
+
+  #forward(session: ManagedSession, on: boolean): void {
+    const route = this.#routes.get(session)
+    const onEvent = this.#options.onEvent
+    if (route === undefined || onEvent === undefined) return
+    if (!on) {
+      route.stop?.()
+      route.stop = undefined
+    } else if (route.stop === undefined) {
+      const { source, scope } = route
+      route.stop = session.subscribe((event) => onEvent(event, source, scope))
+    }
+  }
+
   /** Sessions kept in memory (the cache's bounded tier). */
   get size(): number {
     return this.#cache.size
@@ -324,7 +361,7 @@ export class SessionManager {
     messages: AnyMessage[] | undefined,
     created?: Pick<CreateSessionOptions, 'tools' | 'compaction'>,
   ): ManagedSession {
-    const { factory, adapter, runtime, persister, isClosed, onEvent } = this.#options
+    const { factory, adapter, runtime, persister, isClosed } = this.#options
     const tools = created?.tools
     let options: SessionRuntimeOptions = tools?.length
       ? { ...runtime, tools: [...runtime.tools, ...tools] }
@@ -341,22 +378,29 @@ export class SessionManager {
       openSession: (forkData, forkMessages) => this.#adopt(forkData, forkMessages, created),
     })
     this.#cache.add(session)
-    const source = { id: data.id }
-    const scope = scopeFields(data)
     // A child session's events reach agent listeners once, wrapped in its parent's `subagent` events.
-    const forward = data.parentSessionId === undefined ? onEvent : undefined
-    const unsubscribe = session.subscribe((event) => {
-      forward?.(event, source, scope)
-      if (event.type !== 'state') return
+    if (data.parentSessionId === undefined) {
+      this.#routes.set(session, { source: { id: data.id }, scope: scopeFields(data) })
+      if (this.#forwarding) this.#forward(session, true)
+    }
+    const onState = (event: StateEvent): void => {
       if (event.state === 'deleted') {
-        unsubscribe()
+        // Its listeners (the forwarding one too, after this last event) are dropped with it.
+        stopWatching()
+        this.#routes.delete(session)
         this.#cache.delete(session)
         this.#forgetChildren(data.id)
       } else {
         // A send starting or ending is a use: a held object the cache had dropped is kept again.
         this.#cache.touch(session)
       }
-    })
+    }
+    // A third-party session without `watchState` is watched through a listener of every event.
+    const stopWatching =
+      session.watchState?.(onState) ??
+      session.subscribe((event) => {
+        if (event.type === 'state') onState(event)
+      })
     return session
   }
 }

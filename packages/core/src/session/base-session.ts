@@ -226,6 +226,15 @@ export class BaseSession implements Session {
     return this.#core.subscribe(listener)
   }
 
+  /**
+   * Adds a watcher that hears only this session's `state` events, before its listeners; returns
+   * its removal. Internal: the agent keeps its session cache with it, so a streamed reply costs
+   * no extra call per event.
+   */
+  watchState(watcher: (event: Extract<SessionEvent, { type: 'state' }>) => void): () => void {
+    return this.#core.watchState(watcher)
+  }
+
   /** Resolves when no send is running (used by `agent.close()` after aborting). Never rejects. */
   async whenSettled(): Promise<void> {
     while (this.#core.running) await this.#core.running.catch(() => undefined)

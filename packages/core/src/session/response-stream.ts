@@ -45,16 +45,22 @@ export function readResponse(
     // Whether the loop is waiting for the adapter's next event or for the consumer (not for a write).
     let waiting = false
     const resolve = (value: Final | undefined): void => {
+      if (settled) return
       settled = true
       clock.stop()
+      signal.removeEventListener('abort', onAbort)
       resolveResponse(value)
     }
     const fail = (error: unknown): void => {
       if (settled) return
       settled = true
       clock.stop()
+      signal.removeEventListener('abort', onAbort)
       rejectResponse(error)
     }
+    // Aborted: the request settles at once (the caller's abort race reports it); an event that
+    // arrives after that touches nothing. One listener per request, no check per event.
+    const onAbort = (): void => resolve(undefined)
     const pull = (): void => {
       waiting = true
       try {
@@ -92,11 +98,6 @@ export function readResponse(
     const onNext = (next: IteratorResult<AdapterMessage>): void => {
       waiting = false
       if (settled) return
-      // Aborted while waiting: the request already settled; touch nothing.
-      if (signal.aborted) {
-        resolve(undefined)
-        return
-      }
       if (next.done === true) {
         state.finished = true
         resolve(final)
@@ -108,6 +109,8 @@ export function readResponse(
         fail(error)
         return
       }
+      // A listener aborted the send: nothing more is read or saved by this loop.
+      if (settled) return
       if (
         final === undefined &&
         (clock.maybeDue || (++count & 255) === 0) &&
@@ -120,6 +123,7 @@ export function readResponse(
         pull()
       }
     }
+    signal.addEventListener('abort', onAbort, { once: true })
     pull()
   })
 }

@@ -291,7 +291,7 @@ function requestContext(
     logger: core.options.logger,
     emit: run.emit,
     sink: run.sink,
-    extractSessionId: (event) => hooks.extractSessionId(event),
+    extractSessionId: hooks.extractSessionId,
     onProviderSessionId: (id) => {
       core.resumeAdapter = context.adapter
       if (id === core.data.providerSessionId) return

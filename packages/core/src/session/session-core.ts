@@ -62,6 +62,8 @@ export class SessionCore {
   #issuerDerived = false
   /** Replaced, never mutated, on (un)subscribe: emitting walks a plain array, no iterator per event. */
   #listeners: readonly SessionListener[] = []
+  /** Hear `state` events only, before the listeners: the agent's bookkeeping costs no call per streamed event. */
+  #stateWatchers: readonly SessionListener[] = []
   data: SessionData
   usage: TokenUsage
   /**
@@ -244,8 +246,18 @@ export class SessionCore {
     }
   }
 
+  /** Adds a watcher of `state` events (the agent's session cache); returns its removal. */
+  watchState(watcher: (event: Extract<SessionEvent, { type: 'state' }>) => void): () => void {
+    const listener = watcher as SessionListener
+    this.#stateWatchers = [...this.#stateWatchers, listener]
+    return () => {
+      this.#stateWatchers = this.#stateWatchers.filter((other) => other !== listener)
+    }
+  }
+
   clearListeners(): void {
     this.#listeners = []
+    this.#stateWatchers = []
   }
 
   /**
@@ -281,7 +293,11 @@ export class SessionCore {
   }
 
   emit(event: SessionEvent): void {
-    const listeners = this.#listeners
+    if (event.type === 'state') this.#call(this.#stateWatchers, event)
+    this.#call(this.#listeners, event)
+  }
+
+  #call(listeners: readonly SessionListener[], event: SessionEvent): void {
     for (let i = 0; i < listeners.length; i++) {
       const listener = listeners[i] as SessionListener
       try {
