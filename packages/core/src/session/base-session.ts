@@ -4,13 +4,13 @@ import type { AnyMessage, ContentBlock, TokenUsage } from '../contracts/messages
 import type { SessionInit } from '../contracts/session-factory.js'
 import type { SessionState } from '../contracts/session-state.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
-import { SessionStateError } from '../errors/session-state-error.js'
 import { ValidationError } from '../errors/validation-error.js'
 import type { PendingToolCall, ToolAnswer, ToolApproval } from '../tools/tool.js'
 import { EventStream } from '../util/event-stream.js'
 import { compactNow } from './compaction.js'
 import { type CompactOptions, validateCompactOptions } from './compaction-options.js'
 import { runSend, type SendHooks } from './send-loop.js'
+import { beginRun, newRun, startRun } from './send-run.js'
 import { assertRetryable, retryOptions } from './send-opening.js'
 import { defaultModelOf, profileFor } from './send-profile.js'
 import type { SendOptions, Session } from './session.js'
@@ -30,10 +30,10 @@ import {
 } from './session-operations.js'
 import type { SessionProfile } from './session-profile.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
-import { canSend } from './session-state.js'
-import { assertNotWaitingChild, ROUTED_BY_PARENT } from './subagents.js'
+import { reloadRecord, takeIn } from './session-sync.js'
 import type { SessionUpdate } from './session-update.js'
-import { validateSendInput, validateSendOptions } from './validate-input.js'
+import { assertNotWaitingChild } from './subagents.js'
+import { validateSendOptions } from './validate-input.js'
 
 /**
  * The kernel's session: the public methods of {@link Session}. The send flow itself is a loop of
@@ -109,7 +109,7 @@ export class BaseSession implements Session {
   ): Promise<SendResult<Output>> {
     let run: SendRun
     try {
-      run = this.#begin(content, options, undefined)
+      run = beginRun(this.#core, content, options, undefined)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -126,7 +126,7 @@ export class BaseSession implements Session {
       if (run?.failing !== true) this.abort()
     })
     try {
-      run = this.#begin(content, options, sink)
+      run = beginRun(this.#core, content, options, sink)
     } catch (error) {
       sink.end({ error })
       return sink
@@ -153,7 +153,8 @@ export class BaseSession implements Session {
       // (its lease not yet expired when this agent started): the claim decides (see runSend).
       if (!(core.data.state === 'active' && core.lease !== undefined && !core.busy)) assertRetryable(core)
       if (core.busy) throw new SessionBusyError(this.id)
-      run = this.#newRun(
+      run = newRun(
+        core,
         { kind: 'retry' },
         retryOptions(core.failedOptions, validateSendOptions(options)),
         undefined,
@@ -206,7 +207,7 @@ export class BaseSession implements Session {
       keep = checked.keepRecentMessages
       // The profile the next send continues with: its adapter, model and compaction settings.
       profile = profileFor(core, core.data.activeAgent, true)
-      run = this.#newRun({ kind: 'compact' }, checked.signal ? { signal: checked.signal } : {}, undefined)
+      run = newRun(core, { kind: 'compact' }, checked.signal ? { signal: checked.signal } : {}, undefined)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -223,7 +224,7 @@ export class BaseSession implements Session {
   }
 
   subscribe(listener: SessionListener): () => void {
-    return this.#core.subscribe(listener)
+    return this.#core.listeners.subscribe(listener)
   }
 
   /**
@@ -232,7 +233,7 @@ export class BaseSession implements Session {
    * no extra call per event.
    */
   watchState(watcher: (event: Extract<SessionEvent, { type: 'state' }>) => void): () => void {
-    return this.#core.watchState(watcher)
+    return this.#core.listeners.watchState(watcher)
   }
 
   /** Resolves when no send is running (used by `agent.close()` after aborting). Never rejects. */
@@ -292,12 +293,12 @@ export class BaseSession implements Session {
    * it). Internal: called by the agent when it lists or loads sessions.
    */
   takeIn(stored: SessionData): void {
-    this.#core.takeIn(stored)
+    takeIn(this.#core, stored)
   }
 
   /** Reads the session's record from the store and takes it in. Internal: called by the agent. */
   reloadRecord(): Promise<void> {
-    return this.#core.reloadRecord()
+    return reloadRecord(this.#core)
   }
 
   /**
@@ -327,70 +328,10 @@ export class BaseSession implements Session {
     return message.type === 'session' ? message.sessionId : undefined
   }
 
-  /**
-   * The synchronous part of send/stream: closed, deleted and busy checks, then validation, so a
-   * same-tick second call or a bad input writes nothing.
-   */
-  #begin(content: unknown, options: unknown, sink: EventStream<SessionEvent> | undefined): SendRun {
-    const core = this.#core
-    core.assertUsable()
-    if (core.busy) throw new SessionBusyError(this.id)
-    const input = validateSendInput(content)
-    const checkedOptions = validateSendOptions(options)
-    if ((options as { [ROUTED_BY_PARENT]?: boolean } | undefined)?.[ROUTED_BY_PARENT] !== true) {
-      assertNotWaitingChild(core.data, 'send')
-    }
-    if (checkedOptions.agent !== undefined) profileFor(core, checkedOptions.agent)
-    if (!canSend(core.data.state) && core.data.state !== 'active') {
-      throw new SessionStateError(`Session ${this.id} cannot send in state '${core.data.state}'.`, {
-        state: core.data.state,
-      })
-    }
-    return this.#newRun(input, checkedOptions, sink)
-  }
-
-  #newRun(
-    input: SendRun['input'],
-    options: SendOptions,
-    sink: EventStream<SessionEvent> | undefined,
-  ): SendRun {
-    const core = this.#core
-    const run: SendRun = {
-      input,
-      options,
-      controller: new AbortController(),
-      sink,
-      emit:
-        sink === undefined
-          ? (event) => core.emit(event)
-          : (event) => {
-              core.emit(event)
-              sink.push(event)
-            },
-      produced: [],
-    }
-    core.run = run
-    return run
-  }
-
   #start(run: SendRun): Promise<SendResult>
   #start<T>(run: SendRun, body: () => Promise<T>): Promise<T>
   #start(run: SendRun, body?: () => Promise<unknown>): Promise<unknown> {
     const core = this.#core
-    const external = run.options.signal
-    const onExternalAbort = (): void => this.abort()
-    if (external?.aborted) this.abort()
-    else external?.addEventListener('abort', onExternalAbort, { once: true })
-    const running: Promise<unknown> = (body ?? (() => runSend(core, run, this.#hooks)))().finally(
-      async () => {
-        external?.removeEventListener('abort', onExternalAbort)
-        await core.endLease(run)
-        // A listener of this send's last events may have started the next one: leave it alone.
-        if (core.run === run) core.run = undefined
-        if (core.running === running) core.running = undefined
-      },
-    )
-    core.running = running
-    return running
+    return startRun(core, run, body ?? (() => runSend(core, run, this.#hooks)), () => this.abort())
   }
 }

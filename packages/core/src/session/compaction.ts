@@ -11,6 +11,7 @@ import {
 import { estimateRequestTokens, planCompaction } from './compaction-plan.js'
 import type { SendRun, SessionCore } from './session-core.js'
 import { DEFAULT_PROFILE, type SessionProfile } from './session-profile.js'
+import { refresh } from './session-sync.js'
 import { summarize } from './summarizer.js'
 
 /**
@@ -70,7 +71,7 @@ export async function compactNow(
 ): Promise<AnyMessage> {
   if (core.lease) {
     await core.lease.claim()
-    await core.refresh()
+    await refresh(core)
   }
   const messages = await core.history.load()
   const settings = compactionFor(core, profile)

@@ -23,9 +23,10 @@ import {
   withAgentName,
 } from './send-profile.js'
 import { isAbort, type SendRun, type SessionCore } from './session-core.js'
-import { deepFreeze } from './session-history.js'
 import type { SendResult, SessionEvent } from './session-events.js'
+import { deepFreeze } from './session-history.js'
 import { isDeletedError } from './session-lease.js'
+import { refresh } from './session-sync.js'
 import { runBatch, toolCallsOf } from './tool-step.js'
 
 /** The protected hooks of `BaseSession` that the loop calls. */
@@ -51,7 +52,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     // runs a send of it) and take in what others appended since this object last looked.
     if (core.lease) {
       await core.lease.claim()
-      await core.refresh()
+      await refresh(core)
       // Stored `active`, yet the lease was free: a send of a process that died (its lease was still
       // live when this agent started, so initialize() left it). It was interrupted.
       if (core.data.state === 'active') core.data.state = 'interrupted'

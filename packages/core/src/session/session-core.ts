@@ -1,19 +1,19 @@
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AgentPersister, SessionData } from '../contracts/agent-persister.js'
-import type { SessionInit } from '../contracts/session-factory.js'
 import type { AnyMessage, ContentBlock, MessageType, TokenUsage } from '../contracts/messages.js'
+import type { SessionInit } from '../contracts/session-factory.js'
 import type { SessionState } from '../contracts/session-state.js'
 import { AdapterError, isAdapterError } from '../errors/adapter-error.js'
 import { AgentError, isAgentError } from '../errors/agent-error.js'
-import { ValidationError } from '../errors/validation-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import type { EventStream } from '../util/event-stream.js'
 import { emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
 import type { SendOptions } from './session.js'
-import type { SessionEvent, SessionListener } from './session-events.js'
+import type { SessionEvent } from './session-events.js'
 import { SessionHistory } from './session-history.js'
-import { deletedElsewhere, SessionLease } from './session-lease.js'
+import { SessionLease } from './session-lease.js'
+import { SessionListeners } from './session-listeners.js'
 import { DEFAULT_PROFILE } from './session-profile.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { assertTransition } from './session-state.js'
@@ -60,10 +60,7 @@ export class SessionCore {
   readonly openSession: SessionInit['openSession']
   /** {@link SessionCore.resumeIssuer} looked at the stored messages already. */
   #issuerDerived = false
-  /** Replaced, never mutated, on (un)subscribe: emitting walks a plain array, no iterator per event. */
-  #listeners: readonly SessionListener[] = []
-  /** Hear `state` events only, before the listeners: the agent's bookkeeping costs no call per streamed event. */
-  #stateWatchers: readonly SessionListener[] = []
+  readonly listeners: SessionListeners
   data: SessionData
   usage: TokenUsage
   /**
@@ -99,6 +96,7 @@ export class SessionCore {
     this.data = { ...data }
     this.usage = { ...(data.tokenUsage ?? emptyUsage()) }
     this.history = new SessionHistory(persister, data.id, init.messages)
+    this.listeners = new SessionListeners(data.id, options.logger)
     if (persister && options.owner !== undefined && SessionLease.isSupportedBy(persister)) {
       this.lease = new SessionLease({
         persister,
@@ -237,29 +235,6 @@ export class SessionCore {
     emit({ type: 'state', state: next, previous })
   }
 
-  /** Adds a listener (once, however often it is given); returns its removal. */
-  subscribe(listener: SessionListener): () => void {
-    if (typeof listener !== 'function') throw new ValidationError('subscribe() takes a listener function.')
-    if (!this.#listeners.includes(listener)) this.#listeners = [...this.#listeners, listener]
-    return () => {
-      this.#listeners = this.#listeners.filter((other) => other !== listener)
-    }
-  }
-
-  /** Adds a watcher of `state` events (the agent's session cache); returns its removal. */
-  watchState(watcher: (event: Extract<SessionEvent, { type: 'state' }>) => void): () => void {
-    const listener = watcher as SessionListener
-    this.#stateWatchers = [...this.#stateWatchers, listener]
-    return () => {
-      this.#stateWatchers = this.#stateWatchers.filter((other) => other !== listener)
-    }
-  }
-
-  clearListeners(): void {
-    this.#listeners = []
-    this.#stateWatchers = []
-  }
-
   /**
    * A write found the session gone from the store (another process or the application deleted
    * it there): a running send is stopped, and the session becomes `deleted` with nothing more
@@ -288,27 +263,12 @@ export class SessionCore {
     const discarded = this.queue?.discard()
     this.setState('deleted', emit)
     this.history.clear()
-    this.clearListeners()
+    this.listeners.clear()
     return discarded ?? Promise.resolve()
   }
 
   emit(event: SessionEvent): void {
-    if (event.type === 'state') this.#call(this.#stateWatchers, event)
-    this.#call(this.#listeners, event)
-  }
-
-  #call(listeners: readonly SessionListener[], event: SessionEvent): void {
-    for (let i = 0; i < listeners.length; i++) {
-      const listener = listeners[i] as SessionListener
-      try {
-        listener(event)
-      } catch (error) {
-        this.options.logger?.warn('agentx: a session listener threw', {
-          sessionId: this.id,
-          error: error instanceof Error ? error.message : String(error),
-        })
-      }
-    }
+    this.listeners.emit(event)
   }
 
   /** Rejects every call once the agent is closed or the session deleted. */
@@ -351,53 +311,6 @@ export class SessionCore {
       cause: caught,
       retryable: false,
     })
-  }
-
-  /**
-   * Takes in the session's record as the store has it (a listing, a `getSession`): what another
-   * process changed (its state after a send, a sweep's `interrupted`, an update) shows at once.
-   * Ignored while this object runs a send, has writes of its own pending (they are newer) or is
-   * deleted; the messages are taken in before the next send ({@link SessionCore.refresh}).
-   */
-  takeIn(stored: SessionData): void {
-    if (stored.id !== this.id || !this.mayTakeIn) return
-    if (stored.providerSessionId !== this.data.providerSessionId) this.forgetResumeIssuer()
-    const previous = this.data.state
-    this.data = { ...stored }
-    this.usage = { ...stored.tokenUsage }
-    // Listeners (and the agent's subscribers) learn of a state another process (or the sweep) set.
-    if (stored.state !== previous) this.emit({ type: 'state', state: stored.state, previous })
-  }
-
-  /** Whether the stored record may replace this object's: no send runs here, none of its writes is pending. */
-  get mayTakeIn(): boolean {
-    return this.data.state !== 'deleted' && !this.busy && (this.queue === undefined || this.queue.idle)
-  }
-
-  /** {@link SessionCore.takeIn} of the record read from the store now; no read when it would be ignored. */
-  async reloadRecord(): Promise<void> {
-    if (this.persister === undefined || !this.mayTakeIn) return
-    const stored = await this.persister.getSession(this.id)
-    if (stored !== null) this.takeIn(stored)
-  }
-
-  /**
-   * Takes in what another process stored since this object last looked: the session's metadata
-   * and the messages after the last one held. Only while this object has no write of its own
-   * pending (its own writes are newer than the store).
-   */
-  async refresh(): Promise<void> {
-    const persister = this.persister
-    if (persister === undefined || (this.queue !== undefined && !this.queue.idle)) return
-    const stored = await persister.getSession(this.id)
-    if (stored === null) {
-      throw deletedElsewhere(this.id)
-    }
-    // Another process's send may have left a new provider session id: whose it is, is unknown here.
-    if (stored.providerSessionId !== this.data.providerSessionId) this.forgetResumeIssuer()
-    this.data = { ...stored }
-    this.usage = { ...stored.tokenUsage }
-    await this.history.catchUp()
   }
 
   /** The end of a send with a lease: its writes become durable, then the lease is released. */

@@ -16,6 +16,8 @@ import {
   validateForkOptions,
   writeFork,
 } from './session-fork.js'
+import { deletedElsewhere, isDeletedError } from './session-lease.js'
+import { refresh } from './session-sync.js'
 import {
   applySessionUpdate,
   changesSendSettings,
@@ -23,7 +25,6 @@ import {
   type SessionUpdate,
   validateSessionUpdate,
 } from './session-update.js'
-import { deletedElsewhere, isDeletedError } from './session-lease.js'
 import { closeWaitingChildren } from './subagents.js'
 import { mergeTools, resultEvent } from './tool-step.js'
 
@@ -83,7 +84,7 @@ export async function completeSession(core: SessionCore): Promise<void> {
   }
   if (core.lease === undefined) return core.write(complete())
   await underLease(core, async () => {
-    await core.refresh()
+    await refresh(core)
     if (core.busy) throw new SessionBusyError(core.id)
     // Durable before the lease is let go: the next holder reads it.
     await core.durable(complete())
@@ -199,7 +200,7 @@ export async function pendingOf(core: SessionCore): Promise<PendingToolCall[]> {
   core.assertUsable()
   if (core.busy) return []
   // Several processes on one store: another one may have answered (or asked) since this object looked.
-  if (core.lease !== undefined) await core.refresh()
+  if (core.lease !== undefined) await refresh(core)
   // Derived from the stored messages, not the state: a process that died after storing the
   // calls but before saving `waiting_input` left an `interrupted` session that still waits.
   if (core.data.state === 'active') return []
