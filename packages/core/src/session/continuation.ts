@@ -42,6 +42,12 @@ export function continuationForRetry(
   return continuation
 }
 
+/** Whether a reply comes after where `from` starts: a retry from there leaves it out of the history. */
+export function leavesOutReply(messages: readonly AnyMessage[], from: Continuation): boolean {
+  for (let i = from.historyEnd + 1; i < messages.length; i++) if (messages[i]!.type === 'agent') return true
+  return false
+}
+
 /** A complete agent reply that asks for no tool: it ends its exchange. */
 function answers(message: AnyMessage): boolean {
   return message.type === 'agent' && message.incomplete !== true && !asksForTools(message)

@@ -341,3 +341,54 @@ describe('createAgent deps', () => {
     expect(() => createAgent({}, { adapter: new ScriptedAdapter([]), logger: quiet })).not.toThrow()
   })
 })
+
+describe('retry() after a crash while a tool ran, with a provider session id', () => {
+  it('replays the history: the reply whose tool never ran is left out, so is its response id', async () => {
+    // The first process: the model asks for a tool (its response is resp_1) and the process dies
+    // while the tool runs. What it had stored is copied into a store a new process opens.
+    let started!: () => void
+    const running = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    const slow: Tool = {
+      name: 'slow',
+      description: 'runs until the process dies',
+      inputSchema: { type: 'object' },
+      execute: () => {
+        started()
+        return new Promise(() => undefined)
+      },
+    }
+    const first = new ScriptedAdapter([
+      [
+        { type: 'session' as const, sessionId: 'resp_1' },
+        ...toolCallTurn([{ id: 'c1', name: 'slow', input: {} }]),
+      ],
+    ])
+    const crashed = new InMemoryPersister()
+    const dying = createAgent({ tools: [slow] }, { adapter: first, persister: crashed })
+    const session = await dying.createSession({ id: 's' })
+    void session.send('run the slow tool').catch(() => undefined)
+    await running
+    await session.flush()
+    const store = new InMemoryPersister()
+    await store.saveSession((await crashed.getSession('s'))!)
+    for (const message of await crashed.getMessages('s')) await store.saveMessage('s', message)
+    expect((await store.getSession('s'))?.providerSessionId).toBe('resp_1')
+    expect((await store.getMessages('s')).map((m) => m.type)).toEqual(['user', 'agent'])
+
+    const adapter = new ScriptedAdapter([
+      [{ type: 'session' as const, sessionId: 'resp_2' }, ...textTurn('done')],
+    ])
+    const agent = createAgent({ tools: [slow] }, { adapter, persister: store })
+    const restarted = (await agent.getSession('s'))!
+    expect(restarted.state).toBe('interrupted')
+    expect((await restarted.retry()).text).toBe('done')
+    // Before, the retry resumed from resp_1: a stateful provider saw a tool call without its result.
+    expect(adapter.calls[0]!.options.resume).toBeUndefined()
+    expect(adapter.calls[0]!.prompt).toBe('run the slow tool')
+    expect(adapter.calls[0]!.options.history).toEqual([])
+    expect((await store.getSession('s'))?.providerSessionId).toBe('resp_2')
+    await agent.close()
+  })
+})

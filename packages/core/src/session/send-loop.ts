@@ -12,6 +12,7 @@ import { compactBeforeRequest, compactionFor } from './compaction.js'
 import { handoffTarget } from './handoffs.js'
 import { type ModelRequestContext, type ResponseOutcome, runModelRequest } from './model-request.js'
 import { assertRetryable, batchContext, type Opening, openSend, retryContinuation } from './send-opening.js'
+import { leavesOutReply } from './continuation.js'
 import {
   checkAdapterOptions,
   defaultModelOf,
@@ -73,9 +74,10 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
     checkAdapterOptions(core, { tools, options, profile })
     started = true
-    // A retry of a reply that failed structured output: the provider session id is that reply's,
-    // which the retry leaves out of the history, so the first request replays the history instead.
-    const replayFirst = retryFrom !== undefined && core.retryAnswered
+    // A retry leaves every reply after its starting point out of the history; the provider session
+    // id may be one of theirs (a reply refused as structured output, a tool call whose tool never
+    // ran before a crash), so the first request replays the history instead of resuming from it.
+    const replayFirst = retryFrom !== undefined && leavesOutReply(core.history.messages, retryFrom)
     core.retryAnswered = false
     if (retryFrom !== undefined) {
       core.setState('active', emit)
