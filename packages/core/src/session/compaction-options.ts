@@ -30,8 +30,8 @@ export interface CompactionOptions {
   /** The adapter that writes the summary (a cheaper model). Default is the session's adapter. */
   adapter?: AgentAdapter
   /**
-   * The model of the summary request. Default is the request's model when `adapter` is not given,
-   * otherwise the adapter's own default model.
+   * The model of the summary request. Default is `adapter`'s own default model (its
+   * `defaultModel`) when `adapter` is given and names one, otherwise the request's model.
    */
   model?: string
   /** The summariser's instructions (its system prompt). Default is {@link DEFAULT_COMPACTION_INSTRUCTIONS}. */

@@ -316,6 +316,30 @@ describe('compaction: the trigger before a model request', () => {
 })
 
 describe('compaction: repeated, manual, after a restart', () => {
+  it("compaction.adapter without compaction.model: that adapter's default model, else the request's model", async () => {
+    for (const defaultModel of ['cheap-default', undefined]) {
+      const summariser = Object.assign(new ScriptedAdapter([summaryTurn('S')], { name: 'cheap' }), {
+        defaultModel,
+      })
+      const model = new ScriptedAdapter([reply('a1', 5000), reply('a2', 10)])
+      const agent = createAgent(
+        {
+          model: 'big-model',
+          compaction: { thresholdTokens: 1000, keepRecentMessages: 1, adapter: summariser },
+        },
+        { adapter: model, persister: new InMemoryPersister() },
+      )
+      const session = await agent.createSession()
+      await session.send('u1')
+      await session.send('u2')
+      // Before, an adapter of its own was asked with model '' — one that names no default (an
+      // OpenAI adapter made without `model`) refused every summary.
+      expect(summariser.calls[0]!.options.model).toBe(defaultModel ?? 'big-model')
+      expect(model.calls[1]!.options.model).toBe('big-model')
+      await agent.close()
+    }
+  })
+
   it('repeated compactions build on the previous summary, and the model sees only the latest', async () => {
     const summariser = new ScriptedAdapter([summaryTurn('SUMMARY-1'), summaryTurn('SUMMARY-2')])
     const { model, session, persister } = await growingSession({ summariser })

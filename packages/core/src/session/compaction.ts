@@ -11,6 +11,7 @@ import {
 import { estimateRequestTokens, planCompaction } from './compaction-plan.js'
 import type { SendRun, SessionCore } from './session-core.js'
 import { DEFAULT_PROFILE, type SessionProfile } from './session-profile.js'
+import { defaultModelOf } from './send-profile.js'
 import { refresh } from './session-sync.js'
 import { summarize } from './summarizer.js'
 
@@ -123,7 +124,7 @@ async function summarizeInto(
   try {
     summary = await summarize(plan, {
       adapter: settings?.adapter ?? input.adapter,
-      model: settings?.model ?? (settings?.adapter === undefined ? input.model : ''),
+      model: summaryModel(settings, input.model),
       instructions: settings?.instructions ?? DEFAULT_COMPACTION_INSTRUCTIONS,
       signal,
       retry: core.options.retry,
@@ -181,4 +182,15 @@ export function compactionMessage(
   }
   if (usage !== undefined) message.usage = usage
   return message
+}
+
+/**
+ * The model of a summary request: the configured one; else, for a summariser adapter of its own,
+ * that adapter's default model (it may be another provider's, where the request's model does not
+ * exist); else — no summariser adapter, or one that names no default — the request's model.
+ */
+function summaryModel(settings: CompactionOptions | undefined, requestModel: string): string {
+  if (settings?.model !== undefined) return settings.model
+  const adapter = settings?.adapter
+  return (adapter === undefined ? '' : defaultModelOf(adapter)) || requestModel
 }
