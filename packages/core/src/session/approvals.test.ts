@@ -495,3 +495,60 @@ describe('retry() and complete()', () => {
     await agent.close()
   })
 })
+
+describe('tools passed to the send that paused the session', () => {
+  it('getPending() and the answering send know them without being given them again (this process)', async () => {
+    const ran: string[] = []
+    const pay: Tool = {
+      name: 'pay',
+      description: 'pays',
+      inputSchema: { type: 'object' },
+      needsApproval: true,
+      execute: () => {
+        ran.push('pay')
+        return 'paid'
+      },
+    }
+    const look: Tool = {
+      name: 'look',
+      description: 'looks',
+      inputSchema: { type: 'object' },
+      execute: () => {
+        ran.push('look')
+        return 'seen'
+      },
+    }
+    const ask: Tool = { name: 'ask', description: 'the user answers', inputSchema: { type: 'object' } }
+    const adapter = new ScriptedAdapter([
+      toolCallTurn([
+        { id: 'p1', name: 'pay', input: {} },
+        { id: 'l1', name: 'look', input: {} },
+        { id: 'q1', name: 'ask', input: {} },
+      ]),
+      textTurn('done'),
+      textTurn('next'),
+    ])
+    const agent = createAgent({}, { adapter, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    const first = await session.send('go', { tools: [pay, look, ask] })
+    const kinds = (calls: readonly { toolUseId: string; kind: string }[] | undefined) =>
+      calls?.map((call) => [call.toolUseId, call.kind])
+    expect(kinds(first.pending)).toEqual([
+      ['p1', 'approval'],
+      ['q1', 'client'],
+    ])
+    // Before, getPending() knew only the agent's tools: every call was a client call.
+    expect(kinds(await session.getPending())).toEqual(kinds(first.pending))
+    const done = await session.send([
+      { type: 'tool_approval', toolUseId: 'p1', approved: true },
+      { type: 'tool_result', toolUseId: 'q1', content: 'yes' },
+    ])
+    expect(done.text).toBe('done')
+    expect(ran).toEqual(['pay', 'look'])
+    expect(adapter.calls[1]!.options.tools?.map((tool) => tool.name)).toEqual(['pay', 'look', 'ask'])
+    // The exchange is over: a later send has only the tools it is given.
+    await session.send('again')
+    expect(adapter.calls[2]!.options.tools).toBeUndefined()
+    await agent.close()
+  })
+})

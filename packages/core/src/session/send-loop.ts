@@ -204,6 +204,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       throw error
     }
     run.settled = true
+    core.pausedTools = pending.length > 0 ? (options.tools ?? core.pausedTools) : undefined
     for (const event of settledEvents) emit(event)
     if (pending.length > 0) emit({ type: 'input-required', pending })
     const result: SendResult = {

@@ -48,7 +48,8 @@ export function toolsFor(
 ): Map<string, Tool> {
   const own = profile.name === DEFAULT_PROFILE ? core.options.tools : profile.tools
   const handoffs = core.options.profiles ? handoffTools(profile, core.options.profiles) : []
-  return mergeTools(own, handoffs, options.tools)
+  // Tools passed to the send that paused the session go on serving the exchange it left waiting.
+  return mergeTools(own, handoffs, options.tools ?? core.pausedTools)
 }
 
 /** With profiles, an agent message carries the name of the profile that wrote it; the session remembers it. */

@@ -6,6 +6,7 @@ import type { SessionState } from '../contracts/session-state.js'
 import { AdapterError, isAdapterError } from '../errors/adapter-error.js'
 import { AgentError, isAgentError } from '../errors/agent-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
+import type { Tool } from '../tools/tool.js'
 import type { EventStream } from '../util/event-stream.js'
 import { emptyUsage } from '../util/token-usage.js'
 import { uuidv7 } from '../util/uuid-v7.js'
@@ -82,6 +83,12 @@ export class SessionCore {
    * them (its own options win), so a retried structured-output send asks for the output again.
    */
   failedOptions: SendOptions | undefined
+  /**
+   * The tools passed to the send (`send({ tools })`) that left the session waiting for input, in
+   * this process: `getPending()` and the send that answers know them without being given them
+   * again. Tools are code, not data: after a restart only the agent's and the session's are known.
+   */
+  pausedTools: readonly Tool[] | undefined
   /** The session was deleted while a send ran: that send rejects with `SessionStateError` (`deleted`). */
   deletedWhileRunning = false
 
