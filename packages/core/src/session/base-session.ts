@@ -262,6 +262,7 @@ export class BaseSession implements Session {
   async release(): Promise<void> {
     try {
       await this.#core.queue?.flush()
+      await this.#core.releaseLeaseIfIdle()
     } finally {
       this.#core.history.release()
     }

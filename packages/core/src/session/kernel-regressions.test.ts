@@ -154,6 +154,73 @@ describe('kernel v2 regressions: the write path', () => {
   })
 })
 
+describe('a store outage longer than the retry budget, with leases', () => {
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+  it('the lease is released once the writes land; another agent then sends, and nothing renews it any more', async () => {
+    const persister = new OutagePersister()
+    let claims = 0
+    let releases = 0
+    const claimSession = persister.claimSession.bind(persister)
+    const releaseSession = persister.releaseSession.bind(persister)
+    persister.claimSession = async (...args) => {
+      claims += 1
+      return claimSession(...args)
+    }
+    persister.releaseSession = async (...args) => {
+      releases += 1
+      return releaseSession(...args)
+    }
+    const first = createAgent(
+      { leaseTtlMs: 90, writeRetry: { maxAttempts: 2, initialDelayMs: 5, maxDelayMs: 20 } },
+      { adapter: new ScriptedAdapter([textTurn('first reply')]), persister },
+    )
+    const session = await first.createSession({ id: 's' })
+    persister.down = true
+    // Default durability: the send resolves; its writes are not durable at its end.
+    expect((await session.send('hello')).text).toBe('first reply')
+    await expect(session.flush()).rejects.toMatchObject({ code: 'PERSISTENCE' })
+    expect(releases).toBe(0)
+    persister.down = false
+    // Before, the lease was kept and renewed for as long as the process lived.
+    for (let i = 0; i < 100 && releases === 0; i++) await wait(10)
+    expect(releases).toBe(1)
+    expect((await persister.getMessages('s')).map((m) => [m.seq, m.type])).toEqual([
+      [0, 'user'],
+      [1, 'agent'],
+    ])
+    const second = createAgent(
+      { leaseTtlMs: 90 },
+      { adapter: new ScriptedAdapter([textTurn('second reply')]), persister },
+    )
+    const other = (await second.getSession('s'))!
+    expect((await other.send('again')).text).toBe('second reply')
+    await first.close()
+    const claimsAfterClose = claims
+    await wait(120)
+    expect(claims).toBe(claimsAfterClose)
+    expect(persister.gaps).toEqual([])
+    await second.close()
+  })
+
+  it("agent.close() after the outage releases a lease the session's send left held", async () => {
+    const persister = new OutagePersister()
+    const first = createAgent(
+      { leaseTtlMs: 5_000, writeRetry: { maxAttempts: 2, initialDelayMs: 1_000, maxDelayMs: 1_000 } },
+      { adapter: new ScriptedAdapter([textTurn('reply')]), persister },
+    )
+    const session = await first.createSession({ id: 's' })
+    persister.down = true
+    await session.send('hello')
+    persister.down = false
+    // The background retry is a second away; close() writes now and lets the lease go.
+    await first.close()
+    const second = createAgent({}, { adapter: new ScriptedAdapter([textTurn('second')]), persister })
+    expect((await (await second.getSession('s'))!.send('next')).text).toBe('second')
+    await second.close()
+  })
+})
+
 describe('kernel v2 regressions: input is validated before anything is stored', () => {
   const bad: Array<[string, unknown]> = [
     ["['hi']", ['hi']],

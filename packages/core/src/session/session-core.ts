@@ -322,15 +322,24 @@ export class SessionCore {
 
   /** The end of a send with a lease: its writes become durable, then the lease is released. */
   async endLease(run: SendRun): Promise<void> {
-    if (!this.lease?.isHeld) return
+    const lease = this.lease
+    if (!lease?.isHeld) return
     try {
       await this.queue?.flush()
     } catch {
-      // Not durable yet: keep the lease (it expires by itself) so no other process writes over a gap.
+      // Not durable yet: the lease stays held (renewed) while the queue retries in the background,
+      // so no other process writes over a gap, and goes once the writes have landed.
+      void this.queue?.whenIdle().then(() => this.releaseLeaseIfIdle())
       return
     }
     // A send started from this one's last events holds the lease now and releases it at its end.
     if (this.run !== run) return
+    await lease.release()
+  }
+
+  /** Releases the lease when no send runs and nothing is left to write (the agent closes, an outage ended). */
+  async releaseLeaseIfIdle(): Promise<void> {
+    if (this.lease?.isHeld !== true || this.run !== undefined || this.queue?.idle === false) return
     await this.lease.release()
   }
 }

@@ -67,6 +67,64 @@ async function setUp(options: ConstructorParameters<typeof WriteQueue>[2] = {}) 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('WriteQueue', () => {
+  it('a record the store refuses for good is reported once: by a caller that waits for it, else by the next flush()', async () => {
+    const refusal = new PersistenceError('row too large', { code: 'VALIDATION', retryable: false })
+    let refuse = true
+    const persister = new InMemoryPersister()
+    await persister.saveSession(session('start'))
+    const refusing = Object.assign(Object.create(persister) as InMemoryPersister, {
+      saveMessage: async (sessionId: string, value: AnyMessage) => {
+        if (value.seq === 1 && refuse) throw refusal
+        return persister.saveMessage(sessionId, value)
+      },
+    })
+    const errors: AgentError[] = []
+    const queue = new WriteQueue(refusing, SESSION, {
+      initialDelayMs: 1,
+      onError: (error) => errors.push(error),
+    })
+    // Nobody waits for it (async durability): the next flush() reports it, the one after does not.
+    void queue.saveMessage(message(0, 'a'))
+    void queue.saveMessage(message(1, 'refused'))
+    void queue.saveMessage(message(2, 'c'))
+    while (!queue.idle) await wait(1)
+    // Before, this flush resolved: everything left had landed, the refused record was forgotten.
+    await expect(queue.flush()).rejects.toBe(refusal)
+    await expect(queue.flush()).resolves.toBeUndefined()
+    expect(errors).toEqual([refusal])
+    // A caller that waits for it (sync durability, an update) is told; flush() then resolves.
+    await expect(queue.hold(queue.saveMessage(message(1, 'again')))).rejects.toBe(refusal)
+    await expect(queue.flush()).resolves.toBeUndefined()
+    refuse = false
+  })
+
+  it('whenIdle() resolves once everything has landed after an outage, without forcing a retry, and never rejects', async () => {
+    const { persister, queue } = await setUp({ initialDelayMs: 5, maxDelayMs: 5, maxAttempts: 2 })
+    await queue.whenIdle()
+    let down = true
+    persister.failing = () => down
+    void queue.saveMessage(message(0, 'a'))
+    void queue.saveMessage(message(1, 'b'))
+    await expect(queue.flush()).rejects.toBeInstanceOf(PersistenceError)
+    let idle = false
+    const waiting = queue.whenIdle().then(() => {
+      idle = true
+    })
+    await wait(30)
+    expect(idle).toBe(false)
+    down = false
+    await waiting
+    expect(queue.idle).toBe(true)
+    expect((await persister.getMessages(SESSION)).map((m) => m.seq)).toEqual([0, 1])
+    // A queue discarded while a record still fails is idle too.
+    down = true
+    void queue.saveMessage(message(2, 'c'))
+    const discarded = queue.whenIdle()
+    await wait(10)
+    await queue.discard()
+    await discarded
+  })
+
   it('writes records in the order they were first queued, one slot per record, newest value winning', async () => {
     const { persister, queue } = await setUp()
     void queue.saveMessage(message(0, 'a'))

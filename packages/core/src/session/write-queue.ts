@@ -60,7 +60,7 @@ export type RetractOutcome = 'removed' | 'durable'
  *   earlier, so the store never shows a seq gap, also while writes fail.
  * - A failed write is retried in the background with exponential backoff (capped at `maxDelayMs`)
  *   until it succeeds; a later record waits behind it. A write whose error is not retryable can
- *   never succeed: it is dropped and reported.
+ *   never succeed: it is dropped and reported (its waiters, `onError`, and the next `flush()`).
  * - Callers that wait (`durability: 'sync'`, {@link WriteQueue.flush}) are told a record is not
  *   durable after `maxAttempts` failed attempts; the record stays queued. A later success of the
  *   record clears the failure: no stale error is ever reported.
@@ -87,6 +87,10 @@ export class WriteQueue {
   #discarded = false
   /** Callers awaiting an outcome ({@link WriteQueue.hold}): while any do, a retry keeps the process alive. */
   #holders = 0
+  /** A record the store refused for good, not yet reported by a {@link WriteQueue.flush}. */
+  #lost: AgentError | undefined
+  /** {@link WriteQueue.whenIdle} callers: resolved when nothing is queued or running. */
+  #idleWaiters: Array<() => void> = []
 
   constructor(persister: AgentPersister, sessionId: string, options: WriteQueueOptions = {}) {
     this.#persister = persister
@@ -124,11 +128,19 @@ export class WriteQueue {
    * after `maxAttempts` more attempts (it stays queued and is retried in the background).
    */
   flush(): Promise<void> {
+    // A record dropped since the last flush (the store refused it for good) was accepted and is not
+    // durable: this flush reports it, once, after waiting for the rest.
+    const lost = this.#lost
+    this.#lost = undefined
     const pending: Promise<void>[] = []
     for (const slot of this.#slots.values()) pending.push(this.#wait(slot))
-    if (pending.length === 0) return Promise.resolve()
+    if (pending.length === 0) return lost === undefined ? Promise.resolve() : Promise.reject(lost)
     this.#retryNow()
-    return this.hold(Promise.all(pending).then(() => undefined))
+    return this.hold(
+      Promise.all(pending).then(() => {
+        if (lost !== undefined) throw lost
+      }),
+    )
   }
 
   /**
@@ -141,10 +153,23 @@ export class WriteQueue {
     this.#retryTimer?.ref?.()
     try {
       return await outcome
+    } catch (error) {
+      // The caller that waits learns of a record refused for good: flush() need not report it again.
+      if (error === this.#lost) this.#lost = undefined
+      throw error
     } finally {
       this.#holders -= 1
       if (this.#holders === 0) this.#retryTimer?.unref?.()
     }
+  }
+
+  /**
+   * Resolves when nothing is queued or running: every record written, dropped as refused for good,
+   * or discarded. Never rejects and forces no retry: background retries go on at their own pace.
+   */
+  whenIdle(): Promise<void> {
+    if (this.idle || this.#discarded) return Promise.resolve()
+    return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
   /**
@@ -158,6 +183,7 @@ export class WriteQueue {
       if (slot === undefined) return 'durable'
       if (slot !== this.#running) {
         this.#remove(slot)
+        this.#pump()
         return 'removed'
       }
       // Running: wait for this attempt to settle, then look again.
@@ -172,6 +198,7 @@ export class WriteQueue {
     this.#retryTimer = undefined
     for (const slot of [...this.#slots.values()]) this.#remove(slot)
     await this.#settled
+    this.#pump()
   }
 
   #enqueue(key: string, record: Record): Promise<void> {
@@ -235,9 +262,16 @@ export class WriteQueue {
   }
 
   #pump(): void {
-    if (this.#running !== undefined || this.#retryTimer !== undefined || this.#discarded) return
-    const slot = this.#peek()
-    if (slot === undefined) return
+    if (this.#running !== undefined || this.#retryTimer !== undefined) return
+    const slot = this.#discarded ? undefined : this.#peek()
+    if (slot === undefined) {
+      if (this.#idleWaiters.length > 0 && (this.#slots.size === 0 || this.#discarded)) {
+        const waiters = this.#idleWaiters
+        this.#idleWaiters = []
+        for (const resolve of waiters) resolve()
+      }
+      return
+    }
     this.#running = slot
     this.#settled = this.#attempt(slot)
   }
@@ -296,6 +330,7 @@ export class WriteQueue {
         this.#onGone(error)
         return
       }
+      this.#lost = error
       this.#onError?.(error)
       this.#pump()
       return
