@@ -157,6 +157,36 @@ describe('kernel v2 regressions: the write path', () => {
 describe('a store outage longer than the retry budget, with leases', () => {
   const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+  it("a reply the store refuses for good: the next flush() says so once (the send's own end does not swallow it)", async () => {
+    class Limited extends InMemoryPersister {
+      override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+        if (JSON.stringify(message.content).length > 1000) {
+          throw new PersistenceError('row too large', { code: 'VALIDATION', retryable: false })
+        }
+        return super.saveMessage(sessionId, message)
+      }
+    }
+    const persister = new Limited()
+    const agent = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('x'.repeat(2000)), textTurn('small')]), persister },
+    )
+    const session = await agent.createSession()
+    const errors: string[] = []
+    session.subscribe((event) => event.type === 'persist-error' && errors.push(event.error.code))
+    expect((await session.send('big')).text).toHaveLength(2000)
+    // Before, flush() resolved although the reply send() returned was never stored.
+    await expect(session.flush()).rejects.toMatchObject({ code: 'VALIDATION' })
+    await expect(session.flush()).resolves.toBeUndefined()
+    expect(errors).toEqual(['VALIDATION'])
+    // The session goes on: its later writes land, and its lease was released (another agent sends).
+    await session.send('small')
+    const other = createAgent({}, { adapter: new ScriptedAdapter([textTurn('from the other')]), persister })
+    expect((await (await other.getSession(session.id))!.send('hi')).text).toBe('from the other')
+    await other.close()
+    await agent.close()
+  })
+
   it('the lease is released once the writes land; another agent then sends, and nothing renews it any more', async () => {
     const persister = new OutagePersister()
     let claims = 0

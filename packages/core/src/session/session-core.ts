@@ -325,7 +325,7 @@ export class SessionCore {
     const lease = this.lease
     if (!lease?.isHeld) return
     try {
-      await this.queue?.flush()
+      await this.queue?.flush({ report: false })
     } catch {
       // Not durable yet: the lease stays held (renewed) while the queue retries in the background,
       // so no other process writes over a gap, and goes once the writes have landed.

@@ -178,7 +178,7 @@ export async function forkSession(
     // Several processes: copy what the store holds (this object's own writes first), read into a
     // snapshot of the fork's own, so a send starting meanwhile is not disturbed. Read under the
     // lease: a send running in another process is refused as here (its reply is half written).
-    await core.queue?.flush()
+    await core.queue?.flush({ report: false })
     const persister = core.persister
     const stored = await underLease(core, () => readStoredSession(persister, core.id))
     if (stored === null) {

@@ -127,19 +127,21 @@ export class WriteQueue {
    * attempt is tried at once; rejects when a record accepted before the call is still not durable
    * after `maxAttempts` more attempts (it stays queued and is retried in the background).
    */
-  flush(): Promise<void> {
+  flush(options: { report?: boolean } = {}): Promise<void> {
     // A record dropped since the last flush (the store refused it for good) was accepted and is not
-    // durable: this flush reports it, once, after waiting for the rest.
-    const lost = this.#lost
-    this.#lost = undefined
+    // durable: this flush reports it, once, after waiting for the rest — unless it is the kernel's
+    // own (`report: false`), which leaves the report to the application's flush() or close().
+    const lost = options.report === false ? undefined : this.#lost
+    if (lost !== undefined) this.#lost = undefined
     const pending: Promise<void>[] = []
     for (const slot of this.#slots.values()) pending.push(this.#wait(slot))
     if (pending.length === 0) return lost === undefined ? Promise.resolve() : Promise.reject(lost)
     this.#retryNow()
-    return this.hold(
+    return this.#hold(
       Promise.all(pending).then(() => {
         if (lost !== undefined) throw lost
       }),
+      options.report !== false,
     )
   }
 
@@ -148,14 +150,19 @@ export class WriteQueue {
    * unref'd timer, so an outage alone never keeps the process alive; while someone waits here, the
    * retry timer is ref'd, so the waiter gets its answer instead of the process exiting under it.
    */
-  async hold<T>(outcome: Promise<T>): Promise<T> {
+  hold<T>(outcome: Promise<T>): Promise<T> {
+    return this.#hold(outcome, true)
+  }
+
+  /** {@link WriteQueue.hold}; `told`: a rejection reaches the application, which then knows of a refused record. */
+  async #hold<T>(outcome: Promise<T>, told: boolean): Promise<T> {
     this.#holders += 1
     this.#retryTimer?.ref?.()
     try {
       return await outcome
     } catch (error) {
       // The caller that waits learns of a record refused for good: flush() need not report it again.
-      if (error === this.#lost) this.#lost = undefined
+      if (told && error === this.#lost) this.#lost = undefined
       throw error
     } finally {
       this.#holders -= 1
