@@ -478,4 +478,34 @@ describe('the last write of a send fails (sync durability)', () => {
       await agent.close().catch(() => undefined)
     })
   }
+
+  it('a reply stored after its send gave up on it: retry() says the exchange is answered, and the next send goes on', async () => {
+    const persister = new OutagePersister()
+    const saveMessage = persister.saveMessage.bind(persister)
+    let replyRefused = true
+    persister.saveMessage = async (sessionId, message) => {
+      if (message.type === 'agent' && replyRefused)
+        throw new PersistenceError('disk full', { code: 'PERSISTENCE' })
+      return saveMessage(sessionId, message)
+    }
+    const agent = createAgent(
+      { durability: 'sync', writeRetry: { maxAttempts: 2, initialDelayMs: 5, maxDelayMs: 5 } },
+      { adapter: new ScriptedAdapter([textTurn('the reply'), textTurn('next reply')]), persister },
+    )
+    const session = await agent.createSession()
+    await expect(session.send('hi')).rejects.toMatchObject({ code: 'PERSISTENCE' })
+    replyRefused = false
+    await session.flush().catch(() => undefined)
+    await session.flush()
+    expect((await persister.getMessages(session.id)).map((m) => [m.type, m.incomplete])).toEqual([
+      ['user', undefined],
+      ['agent', undefined],
+    ])
+    // Before: "has no user message to retry", although there was one.
+    await expect(session.retry()).rejects.toThrow(
+      /already answered by a complete reply; send the next message/,
+    )
+    expect((await session.send('and then')).text).toBe('next reply')
+    await agent.close()
+  })
 })

@@ -42,9 +42,14 @@ export function assertRetryable(core: SessionCore): void {
 export function retryContinuation(core: SessionCore): Continuation {
   const continuation = continuationForRetry(core.history.messages, core.retryAnswered)
   if (continuation === undefined) {
-    throw new SessionStateError(`Session ${core.id} has no user message to retry.`, {
-      state: core.data.state,
-    })
+    const asked = core.history.messages.some((message) => message.type === 'user')
+    throw new SessionStateError(
+      asked
+        ? // The failed send's reply was stored after all (a write that landed after the send gave up on it).
+          `Session ${core.id} has nothing to retry: its last message is already answered by a complete reply; send the next message instead.`
+        : `Session ${core.id} has no user message to retry.`,
+      { state: core.data.state },
+    )
   }
   return continuation
 }
