@@ -21,7 +21,12 @@ function recorder() {
 
 describe('agent.subscribe: the agent forwards events only while it has listeners', () => {
   it('a listener added after a session ran hears its next send; removed, it hears nothing more', async () => {
-    const adapter = new ScriptedAdapter([textTurn('one'), textTurn('two'), textTurn('three')])
+    const adapter = new ScriptedAdapter([
+      textTurn('one'),
+      textTurn('two'),
+      textTurn('three'),
+      textTurn('four'),
+    ])
     const agent = createAgent({}, { adapter, persister: new InMemoryPersister() })
     const session = await agent.createSession({ id: 's' })
     await session.send('first')
@@ -46,7 +51,13 @@ describe('agent.subscribe: the agent forwards events only while it has listeners
     const c = recorder()
     const stopC = agent.subscribe(c.listener)
     stopC()
-    await expect(session.update({ metadata: { k: 1 } })).resolves.toBeUndefined()
+    const heardByB = b.heard.length
+    const seen: string[] = []
+    session.subscribe((event) => seen.push(event.type))
+    await session.send('fourth')
+    // The session's own listener heard the send; no agent listener did.
+    expect(seen).toContain('done')
+    expect(b.heard).toHaveLength(heardByB)
     expect(c.heard).toEqual([])
     await agent.close()
   })
