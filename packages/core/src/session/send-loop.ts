@@ -6,6 +6,7 @@ import { ValidationError } from '../errors/validation-error.js'
 import { parseOutput } from '../tools/structured-output.js'
 import type { PendingToolCall, Tool } from '../tools/tool.js'
 import { textOf } from '../util/content-text.js'
+import { jsonEqual } from '../util/json-equal.js'
 import { addUsage, emptyUsage } from '../util/token-usage.js'
 import { checkAnswers, findWaitingBatch, pendingCalls, type WaitingBatch } from './approvals.js'
 import { compactBeforeRequest, compactionFor } from './compaction.js'
@@ -27,7 +28,7 @@ import { isAbort, type SendRun, type SessionCore } from './session-core.js'
 import type { SendResult, SessionEvent } from './session-events.js'
 import { deepFreeze } from './session-history.js'
 import { isDeletedError } from './session-lease.js'
-import { refresh } from './session-sync.js'
+import { refresh, settleUnsure } from './session-sync.js'
 import { runBatch, toolCallsOf } from './tool-step.js'
 
 /** The protected hooks of `BaseSession` that the loop calls. */
@@ -60,9 +61,12 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       if (run.input.kind === 'retry') assertRetryable(core)
     }
     await core.history.load()
+    // The user message of a send that failed on its write may be in the store all the same: it is
+    // taken in before anything is written. The same content sent again is answered, not repeated.
+    const resent = resentMessage(core, await settleUnsure(core), run)
     core.throwIfAborted(signal)
     // Everything that can refuse the send happens before the first write or state change.
-    const retryFrom = run.input.kind === 'retry' ? retryContinuation(core) : undefined
+    const retryFrom = run.input.kind === 'retry' || resent ? retryContinuation(core) : undefined
     // A retry runs the profile that answered the failed request (its kept reply names it).
     const retried = retryFrom === undefined ? undefined : retryAgent(core, retryFrom)
     let profile =
@@ -70,7 +74,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
         ? profileFor(core, retried ?? core.data.activeAgent, true)
         : profileFor(core, options.agent)
     let tools = toolsFor(core, profile, options)
-    const batch = run.input.kind === 'retry' ? undefined : await waitingBatch(core, tools, signal)
+    const batch = retryFrom !== undefined ? undefined : await waitingBatch(core, tools, signal)
     const answers = run.input.kind === 'answers' ? checkAnswers(run.input.answers, batch) : undefined
     checkAdapterOptions(core, { tools, options, profile })
     started = true
@@ -79,6 +83,11 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     // ran before a crash), so the first request replays the history instead of resuming from it.
     const replayFirst = retryFrom !== undefined && leavesOutReply(core.history.messages, retryFrom)
     core.retryAnswered = false
+    if (resent) {
+      const message = core.history.messages[core.history.messages.length - 1]!
+      run.produced.push(message)
+      emit({ type: 'message', message })
+    }
     if (retryFrom !== undefined) {
       core.setState('active', emit)
       core.data.lastActivity = new Date().toISOString()
@@ -317,4 +326,19 @@ function requestContext(
     toError: (caught) => core.toError(caught, signal),
   }
   return context
+}
+
+/**
+ * Whether this send repeats the user message a failed send left in the store (`settleUnsure`): the
+ * same content, and nothing after it. A send with other content goes on after that message.
+ */
+function resentMessage(core: SessionCore, stored: AnyMessage | undefined, run: SendRun): boolean {
+  const messages = core.history.messages
+  return (
+    stored !== undefined &&
+    messages[messages.length - 1] === stored &&
+    run.input.kind === 'content' &&
+    stored.type === 'user' &&
+    jsonEqual(stored.content, run.input.content)
+  )
 }

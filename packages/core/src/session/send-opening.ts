@@ -132,10 +132,13 @@ async function beforeModel(
     }
     await core.write(sessionSaved)
   } catch (error) {
-    if ((await core.queue.retract(user)) === 'removed') {
+    const outcome = await core.queue.retract(user)
+    if (outcome !== 'durable') {
       core.history.removeLast(user.id)
       run.produced.pop()
     }
+    // The store may have committed it and lost the answer: the next send looks before it writes.
+    if (outcome === 'uncertain') core.unsure = user
     throw error
   }
 }

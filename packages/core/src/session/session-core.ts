@@ -89,6 +89,11 @@ export class SessionCore {
    * again. Tools are code, not data: after a restart only the agent's and the session's are known.
    */
   pausedTools: readonly Tool[] | undefined
+  /**
+   * The user message of a `sync` send that failed on a write the store may have committed all the
+   * same (its answer lost): the next send reads it back before writing anything (see `settleUnsure`).
+   */
+  unsure: AnyMessage | undefined
   /** The session was deleted while a send ran: that send rejects with `SessionStateError` (`deleted`). */
   deletedWhileRunning = false
 

@@ -1,4 +1,5 @@
 import type { SessionData } from '../contracts/agent-persister.js'
+import type { AnyMessage } from '../contracts/messages.js'
 import type { SessionCore } from './session-core.js'
 import { deletedElsewhere } from './session-lease.js'
 
@@ -50,4 +51,23 @@ export async function refresh(core: SessionCore): Promise<void> {
   core.data = { ...stored }
   core.usage = { ...stored.tokenUsage }
   await core.history.catchUp()
+}
+
+/**
+ * Settles {@link SessionCore.unsure}: a user message whose write failed, but which the store may
+ * have committed (the connection dropped after the commit). Reads what the store holds after the
+ * last message held, before the next send writes anything, so the session never writes a second
+ * message at that seq; rejects while the store cannot be read (the send fails before any write).
+ * Returns the message when the store has it: it is part of the history from now on.
+ */
+export async function settleUnsure(core: SessionCore): Promise<AnyMessage | undefined> {
+  const unsure = core.unsure
+  if (unsure === undefined) return undefined
+  await core.history.catchUp()
+  core.unsure = undefined
+  const messages = core.history.messages
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.seq >= unsure.seq; i--) {
+    if (messages[i]!.id === unsure.id) return messages[i]
+  }
+  return undefined
 }

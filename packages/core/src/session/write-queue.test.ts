@@ -198,14 +198,18 @@ describe('WriteQueue', () => {
     expect(await persister.getMessages(SESSION)).toEqual([message(0, 'y')])
   })
 
-  it('retract() removes a record that is not durable yet, and reports one that is', async () => {
+  it("retract() removes a record that is not durable yet ('uncertain' once an attempt failed), and reports one that is", async () => {
     const { persister, queue } = await setUp({ initialDelayMs: 1000, maxDelayMs: 1000 })
     await queue.saveMessage(message(0, 'kept'))
     expect(await queue.retract(message(0, 'kept'))).toBe('durable')
     persister.failing = () => true
     void queue.saveMessage(message(1, 'lost'))
+    // Never attempted: queued behind the failing one.
+    void queue.saveMessage(message(2, 'behind'))
     await wait(5)
-    expect(await queue.retract(message(1, 'lost'))).toBe('removed')
+    expect(await queue.retract(message(2, 'behind'))).toBe('removed')
+    // Attempted and failed: a store may have committed it and lost the answer.
+    expect(await queue.retract(message(1, 'lost'))).toBe('uncertain')
     persister.failing = () => false
     await queue.flush()
     expect((await persister.getMessages(SESSION)).map((m) => m.content)).toEqual(['kept'])

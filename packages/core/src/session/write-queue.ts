@@ -18,6 +18,8 @@ interface Slot {
   waiters: Waiter[]
   /** Left in the queue array after the slot moved or was removed; skipped when reached. */
   dead: boolean
+  /** An attempt failed with a retryable error: the store may hold the record all the same. */
+  tried?: boolean
 }
 
 interface Waiter {
@@ -46,8 +48,11 @@ export interface WriteQueueOptions {
   onGone?: (error: AgentError) => void
 }
 
-/** What {@link WriteQueue.retract} found. */
-export type RetractOutcome = 'removed' | 'durable'
+/**
+ * What {@link WriteQueue.retract} found: `removed` (never written), `durable`, or `uncertain`:
+ * removed, but an attempt of it failed, and a store may commit a write whose answer is then lost.
+ */
+export type RetractOutcome = 'removed' | 'durable' | 'uncertain'
 
 /**
  * The ordered, idempotent write path of one session: a small state machine.
@@ -191,7 +196,7 @@ export class WriteQueue {
       if (slot !== this.#running) {
         this.#remove(slot)
         this.#pump()
-        return 'removed'
+        return slot.tried ? 'uncertain' : 'removed'
       }
       // Running: wait for this attempt to settle, then look again.
       await this.#settled
@@ -342,6 +347,7 @@ export class WriteQueue {
       this.#pump()
       return
     }
+    slot.tried = true
     for (const pending of this.#slots.values()) this.#rejectDue(pending, error)
     if (this.#consecutiveFailures >= this.#maxAttempts && !this.#reported) {
       this.#reported = true
