@@ -10,7 +10,7 @@ import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { createAgent } from '../agent/create-agent.js'
 import type { SessionEvent } from './session-events.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
-import { textTurn } from '../testing/stream-helpers.js'
+import { textTurn, toolCallTurn } from '../testing/stream-helpers.js'
 
 /**
  * A store that can be switched off (every write fails with a retryable error, like a full disk or a
@@ -185,6 +185,59 @@ describe('a store outage longer than the retry budget, with leases', () => {
     expect((await (await other.getSession(session.id))!.send('hi')).text).toBe('from the other')
     await other.close()
     await agent.close()
+  })
+
+  it('refused messages are stood in for: no seq gap on disk, and after a restart every tool call still has its result', async () => {
+    class Limited extends InMemoryPersister {
+      override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+        if (JSON.stringify(message.content).length > 1000) {
+          throw new PersistenceError('row too large', { code: 'VALIDATION', retryable: false })
+        }
+        return super.saveMessage(sessionId, message)
+      }
+    }
+    const persister = new Limited()
+    const big = 'x'.repeat(2000)
+    const echo = {
+      name: 'echo',
+      description: 'echo',
+      inputSchema: { type: 'object' },
+      execute: async (input: unknown) => `${(input as { text: string }).text}!`,
+    }
+    const agent = createAgent(
+      { tools: [echo] },
+      {
+        adapter: new ScriptedAdapter([
+          toolCallTurn([{ id: 'c1', name: 'echo', input: { text: big } }]),
+          textTurn('done'),
+        ]),
+        persister,
+      },
+    )
+    const session = await agent.createSession()
+    expect((await session.send('go')).text).toBe('done')
+    await expect(agent.close()).rejects.toMatchObject({ code: 'VALIDATION' })
+    const stored = await persister.getMessages(session.id)
+    expect(stored.map((m) => [m.seq, m.type])).toEqual([
+      [0, 'user'],
+      [1, 'agent'],
+      [2, 'tool'],
+      [3, 'agent'],
+    ])
+    const note = '[This message was not stored: the store refused it (VALIDATION).]'
+    expect(stored[1]!.content).toEqual([
+      { type: 'text', text: note },
+      { type: 'tool_use', id: 'c1', name: 'echo', input: {} },
+    ])
+    expect(stored[2]!.content).toEqual([
+      { type: 'tool_result', toolUseId: 'c1', content: note, isError: true },
+    ])
+    // A restart: the next request gets a history in which the call has its result.
+    const adapter = new ScriptedAdapter([textTurn('next')])
+    const restarted = createAgent({ tools: [echo] }, { adapter, persister })
+    expect((await (await restarted.getSession(session.id))!.send('and now')).text).toBe('next')
+    expect(adapter.calls[0]!.options.history.map((m) => m.seq)).toEqual([0, 1, 2, 3])
+    await restarted.close()
   })
 
   it('the lease is released once the writes land; another agent then sends, and nothing renews it any more', async () => {

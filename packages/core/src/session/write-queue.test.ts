@@ -198,6 +198,57 @@ describe('WriteQueue', () => {
     expect(await persister.getMessages(SESSION)).toEqual([message(0, 'y')])
   })
 
+  it('a message the store refuses for good is stood in for at its seq: no gap on disk, and a refused stand-in is dropped quietly', async () => {
+    const refusal = new PersistenceError('row too large', { code: 'VALIDATION', retryable: false })
+    const { persister, queue, errors } = await setUp()
+    const saveMessage = persister.saveMessage.bind(persister)
+    let refuseStandIns = false
+    persister.saveMessage = async (sessionId, value) => {
+      if (value.content === 'huge' || (refuseStandIns && value.metadata?.notStored !== undefined))
+        throw refusal
+      return saveMessage(sessionId, value)
+    }
+    void queue.saveMessage(message(0, 'a'))
+    const refused = queue.saveMessage(
+      message(1, 'huge', { type: 'agent', usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } }),
+    )
+    void queue.saveMessage(message(2, 'c'))
+    await expect(refused).rejects.toBe(refusal)
+    await expect(queue.flush()).rejects.toBe(refusal)
+    const stored = await persister.getMessages(SESSION)
+    expect(stored.map((m) => m.seq)).toEqual([0, 1, 2])
+    expect(stored[1]).toEqual({
+      id: 'm1',
+      sessionId: SESSION,
+      seq: 1,
+      type: 'agent',
+      content: '[This message was not stored: the store refused it (VALIDATION).]',
+      timestamp: created,
+      usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
+      metadata: { notStored: { code: 'VALIDATION' } },
+    })
+    expect(persister.gaps).toEqual([])
+    expect(errors).toEqual([refusal])
+    // A newer value of a message is stood in for again when refused; a refused stand-in is dropped.
+    refuseStandIns = true
+    await expect(queue.hold(queue.saveMessage(message(3, 'huge')))).rejects.toBe(refusal)
+    await expect(queue.flush()).resolves.toBeUndefined()
+    expect((await persister.getMessages(SESSION)).map((m) => m.seq)).toEqual([0, 1, 2])
+    // Reported once each: the stand-in's own refusal is not a second loss.
+    expect(errors).toEqual([refusal, refusal])
+  })
+
+  it('a CONFLICT (the seq is taken already) is not stood in for', async () => {
+    const { persister, queue } = await setUp()
+    await persister.saveMessage(SESSION, message(0, 'from another process', { id: 'other' }))
+    await expect(queue.hold(queue.saveMessage(message(0, 'mine')))).rejects.toMatchObject({
+      code: 'CONFLICT',
+    })
+    expect((await persister.getMessages(SESSION)).map((m) => [m.id, m.content])).toEqual([
+      ['other', 'from another process'],
+    ])
+  })
+
   it("retract() removes a record that is not durable yet ('uncertain' once an attempt failed), and reports one that is", async () => {
     const { persister, queue } = await setUp({ initialDelayMs: 1000, maxDelayMs: 1000 })
     await queue.saveMessage(message(0, 'kept'))

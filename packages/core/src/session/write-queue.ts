@@ -2,9 +2,12 @@ import type { AgentPersister, SessionData } from '../contracts/agent-persister.j
 import type { AnyMessage } from '../contracts/messages.js'
 import { type AgentError, isAgentError } from '../errors/agent-error.js'
 import { PersistenceError } from '../errors/persistence-error.js'
+import { standIn } from './stand-in.js'
 
 /** One record of the queue: a message (by id) or the session's metadata. */
-type Record = { kind: 'message'; message: AnyMessage } | { kind: 'session'; session: SessionData }
+type Record =
+  /** `standIn`: written in place of a refused message ({@link standIn}); dropped if refused too. */
+  { kind: 'message'; message: AnyMessage; standIn?: boolean } | { kind: 'session'; session: SessionData }
 
 /**
  * The slot of one record. It holds the newest value only; `version` counts the values it was
@@ -309,6 +312,13 @@ export class WriteQueue {
     else this.#failed(slot, error)
   }
 
+  /** Takes the head slot out of the queue for good. */
+  #drop(slot: Slot): void {
+    slot.dead = true
+    this.#slots.delete(slot.key)
+    this.#head += 1
+  }
+
   #succeeded(slot: Slot, version: number): void {
     this.#consecutiveFailures = 0
     this.#reported = false
@@ -334,16 +344,27 @@ export class WriteQueue {
       // It can never succeed: report it and move on, so the session's later writes are not blocked.
       for (const waiter of slot.waiters) waiter.reject(error)
       slot.waiters = []
-      slot.dead = true
-      this.#slots.delete(slot.key)
-      this.#head += 1
-      if (error.code === 'NOT_FOUND' && slot.record.kind === 'message' && this.#onGone !== undefined) {
+      const record = slot.record
+      if (error.code === 'NOT_FOUND' && record.kind === 'message' && this.#onGone !== undefined) {
         // The session is gone: writing anything more (its record above all) would bring it back.
+        this.#drop(slot)
         this.#onGone(error)
         return
       }
-      this.#lost = error
-      this.#onError?.(error)
+      // A refused stand-in is dropped quietly: the refusal of the message it stood in for was reported.
+      const original = record.kind === 'session' || record.standIn !== true
+      if (original) {
+        this.#lost = error
+        this.#onError?.(error)
+      }
+      if (record.kind === 'message' && original && error.code !== 'CONFLICT') {
+        // A stand-in takes its seq (no gap on disk); it stays at the head and goes next. A
+        // `CONFLICT` means the seq is taken already (by another process): nothing to stand in for.
+        slot.record = { kind: 'message', message: standIn(record.message, error), standIn: true }
+        slot.version += 1
+      } else {
+        this.#drop(slot)
+      }
       this.#pump()
       return
     }
