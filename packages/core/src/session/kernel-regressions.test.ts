@@ -154,18 +154,20 @@ describe('kernel v2 regressions: the write path', () => {
   })
 })
 
+/** A store that refuses for good (not retryable) any message whose content is over 1000 characters of JSON. */
+class Limited extends InMemoryPersister {
+  override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
+    if (JSON.stringify(message.content).length > 1000) {
+      throw new PersistenceError('row too large', { code: 'VALIDATION', retryable: false })
+    }
+    return super.saveMessage(sessionId, message)
+  }
+}
+
 describe('a store outage longer than the retry budget, with leases', () => {
   const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
   it("a reply the store refuses for good: the next flush() says so once (the send's own end does not swallow it)", async () => {
-    class Limited extends InMemoryPersister {
-      override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
-        if (JSON.stringify(message.content).length > 1000) {
-          throw new PersistenceError('row too large', { code: 'VALIDATION', retryable: false })
-        }
-        return super.saveMessage(sessionId, message)
-      }
-    }
     const persister = new Limited()
     const agent = createAgent(
       {},
@@ -188,14 +190,6 @@ describe('a store outage longer than the retry budget, with leases', () => {
   })
 
   it('refused messages are stood in for: no seq gap on disk, and after a restart every tool call still has its result', async () => {
-    class Limited extends InMemoryPersister {
-      override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
-        if (JSON.stringify(message.content).length > 1000) {
-          throw new PersistenceError('row too large', { code: 'VALIDATION', retryable: false })
-        }
-        return super.saveMessage(sessionId, message)
-      }
-    }
     const persister = new Limited()
     const big = 'x'.repeat(2000)
     const echo = {
