@@ -234,6 +234,58 @@ describe('a store outage longer than the retry budget, with leases', () => {
     await restarted.close()
   })
 
+  it('a process that dies while the reply cannot be written leaves the send active on disk: the next process finds it interrupted', async () => {
+    const store = new InMemoryPersister()
+    // The first process's view of the store: its reply writes fail, then every call (it died).
+    let replyDown = false
+    let dead = false
+    const view = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver)
+        if (typeof value !== 'function') return value
+        return async (...args: unknown[]) => {
+          if (dead) throw new PersistenceError('process gone', { code: 'PERSISTENCE' })
+          if (name === 'saveMessage' && replyDown && (args[1] as AnyMessage).type === 'agent') {
+            throw new PersistenceError('connection reset', { code: 'PERSISTENCE' })
+          }
+          // A store slower than the model: the reply is queued while the record saying 'active' is written.
+          if (name === 'saveSession') await wait(5)
+          return value.apply(target, args)
+        }
+      },
+    })
+    const first = createAgent(
+      { leaseTtlMs: 150, writeRetry },
+      { adapter: new ScriptedAdapter([textTurn('one'), textTurn('two')]), persister: view },
+    )
+    const session = await first.createSession()
+    await session.send('first question')
+    replyDown = true
+    // Async durability: the send resolves while its reply is still queued.
+    expect((await session.send('second question')).text).toBe('two')
+    await wait(20)
+    // Before, the record that said 'idle' had gone ahead of the reply: the store showed the send over.
+    expect((await store.getSession(session.id))!.state).toBe('active')
+    expect((await store.getMessages(session.id)).map((m) => m.type)).toEqual(['user', 'agent', 'user'])
+    dead = true
+    await wait(300)
+    const second = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([textTurn('two, again')]), persister: store },
+    )
+    await second.initialize()
+    const reopened = (await second.getSession(session.id))!
+    expect(reopened.state).toBe('interrupted')
+    expect((await reopened.retry()).text).toBe('two, again')
+    expect((await store.getMessages(session.id)).map((m) => m.content)).toEqual([
+      'first question',
+      [{ type: 'text', text: 'one' }],
+      'second question',
+      [{ type: 'text', text: 'two, again' }],
+    ])
+    await second.close()
+  })
+
   it('the lease is released once the writes land; another agent then sends, and nothing renews it any more', async () => {
     const persister = new OutagePersister()
     let claims = 0

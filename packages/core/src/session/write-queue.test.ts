@@ -287,6 +287,34 @@ describe('WriteQueue', () => {
     expect(order).toEqual(['m0', 'm1', 'session:idle'])
   })
 
+  it("a session record that says 'active' is written where it was queued when a later one does not (a crash then finds the send interrupted)", async () => {
+    const { persister, queue } = await setUp()
+    const order: string[] = []
+    const states: string[] = []
+    const saveMessage = persister.saveMessage.bind(persister)
+    const saveSession = persister.saveSession.bind(persister)
+    persister.saveMessage = async (id, value) => {
+      order.push(value.id)
+      // The reply's write: the store holds the user message and says the send is active.
+      if (value.id === 'm1') states.push((await persister.getSession(SESSION))!.state)
+      return saveMessage(id, value)
+    }
+    persister.saveSession = async (value) => {
+      order.push(`session:${value.state}`)
+      return saveSession(value)
+    }
+    const active = queue.saveSession({ ...session('s'), state: 'active' })
+    void queue.saveMessage(message(0, 'question'))
+    void queue.saveSession({ ...session('s'), state: 'active' })
+    void queue.saveMessage(message(1, 'reply', { type: 'agent' }))
+    const idle = queue.saveSession(session('s'))
+    await Promise.all([active, idle])
+    expect(order).toEqual(['session:active', 'm0', 'session:active', 'm1', 'session:idle'])
+    expect(states).toEqual(['active'])
+    expect((await persister.getSession(SESSION))!.state).toBe('idle')
+    expect(queue.idle).toBe(true)
+  })
+
   it('discard() drops what is queued and resolves its waiters', async () => {
     const { persister, queue } = await setUp({ initialDelayMs: 1000, maxDelayMs: 1000 })
     persister.failing = () => true
@@ -323,6 +351,16 @@ async function randomRun(seed: number): Promise<void> {
   persister.failing = (call) =>
     call < faultyUntil && (windows.some(([a, b]) => call >= a && call < b) || next() < scattered)
 
+  // Session metadata describes the messages queued before it: when a session record lands, every
+  // message seq that existed when it was queued (its summary says how many) is on disk already.
+  const early: string[] = []
+  const saveSession = persister.saveSession.bind(persister)
+  persister.saveSession = async (value) => {
+    await saveSession(value)
+    const before = Number(value.summary.split('/')[1] ?? 0)
+    const held = (await persister.getMessages(SESSION)).length
+    if (held < before) early.push(`${value.summary} landed with ${held} messages`)
+  }
   const model = new Map<number, string>()
   let sessionValue = 'start'
   const operations = 10 + Math.floor(next() * 40)
@@ -339,8 +377,8 @@ async function randomRun(seed: number): Promise<void> {
       model.set(seq, value)
       void queue.saveMessage(message(seq, value))
     } else if (roll < 0.85) {
-      sessionValue = `s${i}`
-      void queue.saveSession(session(sessionValue))
+      sessionValue = `s${i}/${model.size}`
+      void queue.saveSession({ ...session(sessionValue), state: next() < 0.5 ? 'active' : 'idle' })
     } else if (roll < 0.95) {
       await queue.flush().catch(() => undefined)
     } else {
@@ -353,6 +391,7 @@ async function randomRun(seed: number): Promise<void> {
   const stored = await persister.getMessages(SESSION)
   const context = `seed ${seed}`
   expect(persister.gaps, context).toEqual([])
+  expect(early, context).toEqual([])
   expect(
     stored.map((m) => [m.seq, m.content]),
     context,
@@ -364,7 +403,7 @@ describe('WriteQueue, randomized against a model', () => {
   // AGENTX_WRITE_QUEUE_RUNS raises the number of runs for a long soak; AGENTX_WRITE_QUEUE_SEED replays one.
   const runs = Number(process.env.AGENTX_WRITE_QUEUE_RUNS ?? 150)
   const firstSeed = Number(process.env.AGENTX_WRITE_QUEUE_SEED ?? 20261124)
-  it(`final store equals the last value per record and no seq gap is ever visible (${runs} runs)`, async () => {
+  it(`final store equals the last value per record, no seq gap is ever visible, no session record lands before the messages queued ahead of it (${runs} runs)`, async () => {
     for (let run = 0; run < runs; run++) await randomRun(firstSeed + run)
   }, 120_000)
 })

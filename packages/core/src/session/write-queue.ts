@@ -97,6 +97,8 @@ export class WriteQueue {
   #holders = 0
   /** A record the store refused for good, not yet reported by a {@link WriteQueue.flush}. */
   #lost: AgentError | undefined
+  /** Session records kept in place ahead of later messages so far (their slots' keys). */
+  #kept = 0
   /** {@link WriteQueue.whenIdle} callers: resolved when nothing is queued or running. */
   #idleWaiters: Array<() => void> = []
 
@@ -219,13 +221,25 @@ export class WriteQueue {
   #enqueue(key: string, record: Record): Promise<void> {
     if (this.#discarded) return Promise.resolve()
     let slot = this.#slots.get(key)
-    if (slot !== undefined && record.kind === 'session' && slot !== this.#running) {
-      // Session metadata moves behind the messages queued since.
-      slot.dead = true
-      const moved: Slot = { key, record, version: slot.version + 1, waiters: slot.waiters, dead: false }
-      this.#slots.set(key, moved)
-      this.#queue.push(moved)
-      slot = moved
+    const running = slot !== undefined && slot === this.#running
+    if (slot !== undefined && record.kind === 'session' && (!running || this.#messagesAfter(slot))) {
+      const queued = slot
+      // Session metadata goes behind the messages queued since (it describes them), never ahead:
+      // a record being written keeps its value, a queued one moves — except a record that says
+      // `active` while the new one does not: the store must show a send `active` as long as it holds
+      // the send's first messages and not yet its end (a crash then is found `interrupted`), so that
+      // value is written where it was queued, and the new one after the messages.
+      const keep = running || (isActive(queued.record) && !isActive(record) && this.#messagesAfter(queued))
+      if (keep) {
+        this.#kept += 1
+        queued.key = `${key}#${this.#kept}`
+        this.#slots.set(queued.key, queued)
+      } else {
+        queued.dead = true
+      }
+      slot = { key, record, version: queued.version + 1, waiters: keep ? [] : queued.waiters, dead: false }
+      this.#slots.set(key, slot)
+      this.#queue.push(slot)
     } else if (slot !== undefined) {
       slot.record = record
       slot.version += 1
@@ -239,6 +253,15 @@ export class WriteQueue {
     this.#retryNow()
     this.#pump()
     return promise
+  }
+
+  /** Whether a message record is queued behind `slot`. */
+  #messagesAfter(slot: Slot): boolean {
+    for (let i = this.#queue.length - 1; i >= this.#head && this.#queue[i] !== slot; i--) {
+      const later = this.#queue[i]!
+      if (!later.dead && later.record.kind === 'message') return true
+    }
+    return false
   }
 
   #wait(slot: Slot): Promise<void> {
@@ -426,4 +449,8 @@ function toPersistenceError(cause: unknown, record: Record): AgentError {
       retryable: true,
     },
   )
+}
+
+function isActive(record: Record): boolean {
+  return record.kind === 'session' && record.session.state === 'active'
 }
