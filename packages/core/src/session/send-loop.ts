@@ -1,5 +1,5 @@
 import type { AdapterMessage } from '../contracts/agent-adapter.js'
-import type { AnyMessage, TokenUsage, ToolUseBlock } from '../contracts/messages.js'
+import type { AnyMessage, TokenUsage, ToolResultBlock, ToolUseBlock } from '../contracts/messages.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import { ValidationError } from '../errors/validation-error.js'
@@ -187,9 +187,11 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
       // Stored also when the send was aborted while the tools ran: every call of the stored reply
       // keeps its result (an aborted one says so), so the conversation stays one a model accepts.
       await core.write(core.append(core.newMessage('tool', batchOutcome.results), run))
+      // A transfer whose result is stored takes effect, also when the send was aborted meanwhile:
+      // the stored conversation and the session's agent agree, and `retry()` runs the new profile.
+      handOff(transferred(calls, batchOutcome.results))
       core.throwIfAborted(signal)
       prompt = batchOutcome.results
-      handOff(calls)
       if (step >= maxSteps) break
     }
 
@@ -341,4 +343,12 @@ function resentMessage(core: SessionCore, stored: AnyMessage | undefined, run: S
     stored.type === 'user' &&
     jsonEqual(stored.content, run.input.content)
   )
+}
+
+/** The calls whose result is not an error: a transfer that was not run (aborted) hands nothing over. */
+function transferred(calls: readonly ToolUseBlock[], results: readonly ToolResultBlock[]): ToolUseBlock[] {
+  const failed = new Set(
+    results.filter((result) => result.isError === true).map((result) => result.toolUseId),
+  )
+  return calls.filter((call) => !failed.has(call.id))
 }

@@ -6,13 +6,13 @@ import type {
   ToolUseBlock,
 } from '../contracts/messages.js'
 import { agentToolProfile } from '../tools/agent-tool.js'
-import { errorResult, runTools } from '../tools/run-tools.js'
+import { errorResult, runTools, STOPPED_TEXT } from '../tools/run-tools.js'
 import type { PendingToolCall, Tool, ToolAnswer } from '../tools/tool.js'
 import { addUsage } from '../util/token-usage.js'
 import type { PendingAnswer } from './approvals.js'
 import type { SessionEvent } from './session-events.js'
 import { deepFreeze } from './session-history.js'
-import { type ChildOutcome, type ChildSessions, runChild } from './subagents.js'
+import { type ChildOutcome, type ChildSessions, closeWaitingChildren, runChild } from './subagents.js'
 
 /** The tool calls of an agent message, in order. */
 export function toolCallsOf(message: AnyMessage): ToolUseBlock[] {
@@ -84,11 +84,17 @@ export async function runBatch(
       if (outcome.usage) usage = usage ? addUsage(usage, outcome.usage) : { ...outcome.usage }
     }
     const pending = outcomes.flatMap((outcome) => (outcome.kind === 'waiting' ? outcome.pending : []))
-    if (pending.length > 0) return { kind: 'waiting', pending, usage }
-    for (const outcome of outcomes) {
-      if (outcome.kind !== 'done') continue
-      results.set(outcome.result.toolUseId, outcome.result)
-      context.emit(resultEvent(outcome.result))
+    if (pending.length > 0 && !context.signal.aborted) return { kind: 'waiting', pending, usage }
+    // Aborted while a child waited for input (a sibling was stopped): the send stops instead of
+    // waiting. The waiting children give up their calls, and their parent calls say they stopped.
+    const waiting = childCalls.filter((_, index) => outcomes[index]!.kind === 'waiting')
+    if (waiting.length > 0)
+      await closeWaitingChildren(context.children, context.sessionId, waiting, () => true)
+    for (const [index, outcome] of outcomes.entries()) {
+      const result =
+        outcome.kind === 'done' ? outcome.result : errorResult(childCalls[index]!.id, STOPPED_TEXT)
+      results.set(result.toolUseId, result)
+      context.emit(resultEvent(result))
     }
   }
   const toRun: ToolUseBlock[] = []

@@ -88,7 +88,7 @@ async function runTool(
 }
 
 const NOT_RUN = 'Not run: the send was aborted.'
-const STOPPED_TEXT = 'Stopped: the send was aborted before the tool finished.'
+export const STOPPED_TEXT = 'Stopped: the send was aborted before the tool finished.'
 /** A tool result with `isError: true` and one text block. */
 export function errorResult(toolUseId: string, text: string): ToolResultBlock {
   return { type: 'tool_result', toolUseId, content: [{ type: 'text', text }], isError: true }
