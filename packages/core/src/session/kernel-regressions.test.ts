@@ -154,6 +154,34 @@ describe('kernel v2 regressions: the write path', () => {
   })
 })
 
+/**
+ * One process's view of a shared store: `before` runs ahead of each call (it may throw or wait),
+ * `after` once a call succeeded; once `dead` (the process was killed), every call fails.
+ */
+function processView(
+  store: InMemoryPersister,
+  before?: (name: string | symbol, args: unknown[]) => Promise<void> | void,
+  after?: (name: string | symbol, args: unknown[]) => void,
+) {
+  const process = {
+    dead: false,
+    view: new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver)
+        if (typeof value !== 'function') return value
+        return async (...args: unknown[]) => {
+          if (process.dead) throw new PersistenceError('process gone', { code: 'PERSISTENCE' })
+          await before?.(name, args)
+          const result = await value.apply(target, args)
+          after?.(name, args)
+          return result
+        }
+      },
+    }),
+  }
+  return process
+}
+
 /** A store that refuses for good (not retryable) any message whose content is over 1000 characters of JSON. */
 class Limited extends InMemoryPersister {
   override async saveMessage(sessionId: string, message: AnyMessage): Promise<void> {
@@ -238,22 +266,14 @@ describe('a store outage longer than the retry budget, with leases', () => {
     const store = new InMemoryPersister()
     // The first process's view of the store: its reply writes fail, then every call (it died).
     let replyDown = false
-    let dead = false
-    const view = new Proxy(store, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver)
-        if (typeof value !== 'function') return value
-        return async (...args: unknown[]) => {
-          if (dead) throw new PersistenceError('process gone', { code: 'PERSISTENCE' })
-          if (name === 'saveMessage' && replyDown && (args[1] as AnyMessage).type === 'agent') {
-            throw new PersistenceError('connection reset', { code: 'PERSISTENCE' })
-          }
-          // A store slower than the model: the reply is queued while the record saying 'active' is written.
-          if (name === 'saveSession') await wait(5)
-          return value.apply(target, args)
-        }
-      },
+    const process = processView(store, async (name, args) => {
+      if (name === 'saveMessage' && replyDown && (args[1] as AnyMessage).type === 'agent') {
+        throw new PersistenceError('connection reset', { code: 'PERSISTENCE' })
+      }
+      // A store slower than the model: the reply is queued while the record saying 'active' is written.
+      if (name === 'saveSession') await wait(5)
     })
+    const view = process.view
     const first = createAgent(
       { leaseTtlMs: 150, writeRetry },
       { adapter: new ScriptedAdapter([textTurn('one'), textTurn('two')]), persister: view },
@@ -267,7 +287,7 @@ describe('a store outage longer than the retry budget, with leases', () => {
     // Before, the record that said 'idle' had gone ahead of the reply: the store showed the send over.
     expect((await store.getSession(session.id))!.state).toBe('active')
     expect((await store.getMessages(session.id)).map((m) => m.type)).toEqual(['user', 'agent', 'user'])
-    dead = true
+    process.dead = true
     await wait(300)
     const second = createAgent(
       {},
@@ -285,6 +305,44 @@ describe('a store outage longer than the retry budget, with leases', () => {
     ])
     await second.close()
   })
+
+  for (const durability of ['async', 'sync'] as const) {
+    it(`a process that dies right after the user message is stored (${durability}): the next process finds the send interrupted, and retry() answers it`, async () => {
+      const store = new InMemoryPersister()
+      let armed = false
+      const process = processView(store, undefined, (name, args) => {
+        if (name === 'saveMessage' && armed && (args[1] as AnyMessage).type === 'user') process.dead = true
+      })
+      const first = createAgent(
+        { leaseTtlMs: 100, durability },
+        {
+          adapter: new ScriptedAdapter([textTurn('one'), { events: [], waitForAbort: true }]),
+          persister: process.view,
+        },
+      )
+      const session = await first.createSession()
+      await session.send('first question')
+      armed = true
+      void session.send('second question').catch(() => undefined)
+      for (let i = 0; i < 100 && !process.dead; i++) await wait(2)
+      // Before, the record saying 'active' was queued behind the user message: the store said 'idle'.
+      expect((await store.getSession(session.id))!.state).toBe('active')
+      await wait(250)
+      const second = createAgent({}, { adapter: new ScriptedAdapter([textTurn('two')]), persister: store })
+      await second.initialize()
+      const reopened = (await second.getSession(session.id))!
+      expect(reopened.state).toBe('interrupted')
+      expect((await reopened.retry()).text).toBe('two')
+      expect((await store.getMessages(session.id)).map((m) => m.type)).toEqual([
+        'user',
+        'agent',
+        'user',
+        'agent',
+      ])
+      await second.close()
+      first.close().catch(() => undefined)
+    })
+  }
 
   it('the lease is released once the writes land; another agent then sends, and nothing renews it any more', async () => {
     const persister = new OutagePersister()

@@ -100,29 +100,35 @@ export async function openSend(
   }
   const user = core.newMessage('user', content)
   if (core.data.summary === '') core.data.summary = summarize(content)
-  const userSaved = core.append(user, run)
-  // In `sync` durability the user message is shown once durable: `state: active` follows it then.
-  const shownLater: SessionEvent[] = []
-  const sync = core.options.durability === 'sync' && core.queue !== undefined
-  core.setState('active', sync ? (event) => shownLater.push(event) : emit)
+  const stateEvents: SessionEvent[] = []
+  core.setState('active', (event) => stateEvents.push(event))
   core.data.lastActivity = user.timestamp
-  await beforeModel(core, user, userSaved, run, shownLater)
+  // The store says `active` before it holds the user message: a process that dies in between
+  // leaves the send `interrupted` (to retry), never an unanswered message in a session stored `idle`.
+  const sessionSaved = core.queue?.saveSession(core.toSessionData())
+  const userSaved = core.append(user, run)
+  // `state: active` follows the user message; in `sync` durability both are shown once durable.
+  const sync = core.options.durability === 'sync' && core.queue !== undefined
+  if (!sync) for (const event of stateEvents) emit(event)
+  await beforeModel(core, user, { userSaved, sessionSaved }, run, sync ? stateEvents : [])
   return { prompt: content, historyEnd: core.history.messages.length - 1 }
 }
 
 /**
- * Saves the session as `active`; in `sync` durability waits for the user message and the
- * session. A send that fails here never reached the model: its user message is taken back unless
- * it already became durable, so it is never written later behind the caller's back.
+ * In `sync` durability, waits for the session saved as `active` and the user message. A send that
+ * fails here never reached the model: its user message is taken back unless it already became
+ * durable, so it is never written later behind the caller's back.
  */
 async function beforeModel(
   core: SessionCore,
   user: AnyMessage,
-  userSaved: Promise<void> | undefined,
+  {
+    userSaved,
+    sessionSaved,
+  }: { userSaved: Promise<void> | undefined; sessionSaved: Promise<void> | undefined },
   run: SendRun,
   shownLater: SessionEvent[],
 ): Promise<void> {
-  const sessionSaved = core.queue?.saveSession(core.toSessionData())
   if (core.options.durability !== 'sync' || core.queue === undefined) return
   try {
     try {
