@@ -30,7 +30,7 @@ import {
 } from './session-operations.js'
 import type { SessionProfile } from './session-profile.js'
 import type { SessionRuntimeOptions } from './session-runtime-options.js'
-import { reloadRecord, takeIn } from './session-sync.js'
+import { catchUpMessages, reloadRecord, takeIn } from './session-sync.js'
 import type { SessionUpdate } from './session-update.js'
 import { assertNotWaitingChild } from './subagents.js'
 import { validateSendOptions } from './validate-input.js'
@@ -216,6 +216,7 @@ export class BaseSession implements Session {
 
   async getMessages(query?: MessagesQuery): Promise<AnyMessage[]> {
     this.#core.assertUsable()
+    await catchUpMessages(this.#core)
     return this.#core.history.page(query)
   }
 

@@ -94,6 +94,8 @@ export class SessionCore {
    * same (its answer lost): the next send reads it back before writing anything (see `settleUnsure`).
    */
   unsure: AnyMessage | undefined
+  /** The stored record showed another process's activity: its messages are read before a page is served. */
+  messagesBehind = false
   /** The session was deleted while a send ran: that send rejects with `SessionStateError` (`deleted`). */
   deletedWhileRunning = false
 

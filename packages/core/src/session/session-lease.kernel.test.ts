@@ -5,7 +5,7 @@ import { createAgent } from '../agent/create-agent.js'
 import type { AdapterMessage, AgentAdapter } from '../contracts/agent-adapter.js'
 import { InMemoryPersister } from '../persistence/in-memory-persister.js'
 import { ScriptedAdapter } from '../testing/scripted-adapter.js'
-import { textTurn } from '../testing/stream-helpers.js'
+import { textTurn, usage } from '../testing/stream-helpers.js'
 
 const replies = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => textTurn(`${prefix}${i}`))
 
@@ -291,6 +291,35 @@ describe('listing what another agent changed', () => {
     // Before, both still said `created` with no summary until the second agent sent in it.
     expect((await second.getSessions()).map((s) => [s.state, s.summary])).toEqual([['idle', 'hi']])
     expect((await second.getSession(session.id))!.state).toBe('idle')
+    await first.close()
+    await second.close()
+  })
+  it('getMessages() of a held session shows what another agent appended once a listing showed its activity, without a send of its own', async () => {
+    const persister = new InMemoryPersister()
+    const reply = (text: string) => textTurn(text, { usage: usage(3, 2) })
+    const first = createAgent({}, { adapter: new ScriptedAdapter([reply('first 0')]), persister })
+    const second = createAgent(
+      {},
+      { adapter: new ScriptedAdapter([reply('second 0'), reply('second 1')]), persister },
+    )
+    const session = await first.createSession()
+    await session.send('one')
+    await session.flush()
+    const held = (await second.getSession(session.id))!
+    expect(await held.getMessages()).toHaveLength(2)
+    await held.send('two')
+    await held.send('three')
+    await held.flush()
+    // The first agent's listing shows the record as stored (usage, last activity)...
+    expect((await first.getSessions())[0]!.getTokenUsage().totalTokens).toBe(
+      session.getTokenUsage().totalTokens,
+    )
+    // ...and before, its object still served its 2 cached messages until its own next send.
+    expect((await session.getMessages()).map((m) => m.seq)).toEqual([0, 1, 2, 3, 4, 5])
+    expect((await session.getMessages({ limit: 2 })).map((m) => m.content)).toEqual([
+      'three',
+      [{ type: 'text', text: 'second 1' }],
+    ])
     await first.close()
     await second.close()
   })

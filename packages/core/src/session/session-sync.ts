@@ -15,6 +15,13 @@ import { deletedElsewhere } from './session-lease.js'
 export function takeIn(core: SessionCore, stored: SessionData): void {
   if (stored.id !== core.id || !mayTakeIn(core)) return
   if (stored.providerSessionId !== core.data.providerSessionId) core.forgetResumeIssuer()
+  // Another process was active in it: the messages it appended are taken in by getMessages().
+  if (
+    stored.lastActivity !== core.data.lastActivity ||
+    stored.tokenUsage.totalTokens !== core.usage.totalTokens
+  ) {
+    core.messagesBehind = true
+  }
   const previous = core.data.state
   core.data = { ...stored }
   core.usage = { ...stored.tokenUsage }
@@ -51,6 +58,7 @@ export async function refresh(core: SessionCore): Promise<void> {
   core.data = { ...stored }
   core.usage = { ...stored.tokenUsage }
   await core.history.catchUp()
+  core.messagesBehind = false
 }
 
 /**
@@ -70,4 +78,15 @@ export async function settleUnsure(core: SessionCore): Promise<AnyMessage | unde
     if (messages[i]!.id === unsure.id) return messages[i]
   }
   return undefined
+}
+
+/**
+ * Takes in the messages another process appended, once the session's record showed that it was
+ * active in the session ({@link takeIn}: a listing, a `getSession`): the history a page is served
+ * from then matches the record (its usage, its last activity). No read otherwise.
+ */
+export async function catchUpMessages(core: SessionCore): Promise<void> {
+  if (!core.messagesBehind || !mayTakeIn(core)) return
+  await core.history.catchUp()
+  core.messagesBehind = false
 }
