@@ -66,7 +66,7 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     const resent = resentMessage(core, await settleUnsure(core), run)
     core.throwIfAborted(signal)
     // Everything that can refuse the send happens before the first write or state change.
-    const retryFrom = run.input.kind === 'retry' || resent ? retryContinuation(core) : undefined
+    const retryFrom = run.input.kind === 'retry' || resent !== undefined ? retryContinuation(core) : undefined
     // A retry runs the profile that answered the failed request (its kept reply names it).
     const retried = retryFrom === undefined ? undefined : retryAgent(core, retryFrom)
     let profile =
@@ -83,10 +83,9 @@ export async function runSend(core: SessionCore, run: SendRun, hooks: SendHooks)
     // ran before a crash), so the first request replays the history instead of resuming from it.
     const replayFirst = retryFrom !== undefined && leavesOutReply(core.history.messages, retryFrom)
     core.retryAnswered = false
-    if (resent) {
-      const message = core.history.messages[core.history.messages.length - 1]!
-      run.produced.push(message)
-      emit({ type: 'message', message })
+    if (resent !== undefined) {
+      run.produced.push(resent)
+      emit({ type: 'message', message: resent })
     }
     if (retryFrom !== undefined) {
       core.setState('active', emit)
@@ -331,18 +330,21 @@ function requestContext(
 }
 
 /**
- * Whether this send repeats the user message a failed send left in the store (`settleUnsure`): the
+ * The user message a failed send left in the store (`settleUnsure`) when this send repeats it: the
  * same content, and nothing after it. A send with other content goes on after that message.
  */
-function resentMessage(core: SessionCore, stored: AnyMessage | undefined, run: SendRun): boolean {
+function resentMessage(
+  core: SessionCore,
+  stored: AnyMessage | undefined,
+  run: SendRun,
+): AnyMessage | undefined {
   const messages = core.history.messages
-  return (
+  const repeated =
     stored !== undefined &&
     messages[messages.length - 1] === stored &&
     run.input.kind === 'content' &&
-    stored.type === 'user' &&
     jsonEqual(stored.content, run.input.content)
-  )
+  return repeated ? stored : undefined
 }
 
 /** The calls whose result is not an error: a transfer that was not run (aborted) hands nothing over. */
