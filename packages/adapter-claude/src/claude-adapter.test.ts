@@ -399,6 +399,64 @@ describe('ClaudeAdapter requests', () => {
     })
   })
 
+  it('declares the tools a history used as unavailable when the request offers none (the API refuses tool blocks without tools)', async () => {
+    const history: AnyMessage[] = [
+      message(0, 'user', 'Refund order 7'),
+      message(1, 'agent', [
+        { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: '7' } },
+        { type: 'tool_use', id: 'toolu_2', name: 'transfer_to_billing', input: {} },
+        { type: 'tool_use', id: 'toolu_3', name: 'lookup', input: { q: '8' } },
+      ]),
+      message(2, 'tool', [
+        { type: 'tool_result', toolUseId: 'toolu_1', content: 'paid' },
+        { type: 'tool_result', toolUseId: 'toolu_2', content: 'transferred' },
+        { type: 'tool_result', toolUseId: 'toolu_3', content: 'open' },
+      ]),
+    ]
+    const unavailable = (name: string) => ({
+      name,
+      description: 'Not available in this part of the conversation. Do not call it.',
+      input_schema: { type: 'object', properties: {} },
+    })
+    server.enqueue(sse(readFixture('text.sse')))
+    await collect(adapter().stream('Go on', { ...base, history }))
+    expect(bodyOf(0)).toMatchObject({
+      tools: [unavailable('lookup'), unavailable('transfer_to_billing')],
+      tool_choice: { type: 'none' },
+    })
+    // An empty tool list is no tools either; a tool_choice the caller set is kept.
+    server.enqueue(sse(readFixture('text.sse')))
+    await collect(
+      adapter().stream('Go on', {
+        ...base,
+        history,
+        tools: [],
+        providerOptions: { claude: { tool_choice: { type: 'auto' } } },
+      }),
+    )
+    expect(bodyOf(1)).toMatchObject({
+      tools: [unavailable('lookup'), unavailable('transfer_to_billing')],
+      tool_choice: { type: 'auto' },
+    })
+    // Offered tools are sent as they are; a history without tool blocks declares nothing.
+    server.enqueue(sse(readFixture('text.sse')))
+    await collect(
+      adapter().stream('Go on', {
+        ...base,
+        history,
+        tools: [{ name: 'refund', description: 'Refunds', inputSchema: { type: 'object' } }],
+      }),
+    )
+    expect(bodyOf(2).tools).toEqual([
+      { name: 'refund', description: 'Refunds', input_schema: { type: 'object' } },
+    ])
+    expect(bodyOf(2)).not.toHaveProperty('tool_choice')
+    server.enqueue(sse(readFixture('text.sse')))
+    await collect(adapter().stream('Hi', { ...base, history: [message(0, 'user', 'Hello')] }))
+    expect(bodyOf(3)).not.toHaveProperty('tools')
+    expect(bodyOf(3)).not.toHaveProperty('tool_choice')
+  })
+
   it('passes providerOptions.claude as request fields and headers, growing max_tokens above a thinking budget', async () => {
     server.enqueue(sse(readFixture('thinking-cache.sse')))
     await collect(

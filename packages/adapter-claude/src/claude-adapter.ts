@@ -196,6 +196,7 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
     if (options.tools !== undefined && options.tools.length > 0) body.tools = options.tools.map(toClaudeTool)
     if (options.temperature !== undefined) body.temperature = options.temperature
     Object.assign(body, extra)
+    declareHistoryTools(body)
     if (options.output !== undefined) body.output_config = this.#outputConfig(options.output, extra)
     body.stream = true
     // A thinking budget must stay below max_tokens: grow max_tokens by the budget when it would not.
@@ -328,6 +329,37 @@ function sdkDefaultApiVersion(): string {
 
 /** The tool names the Messages API accepts. */
 const CLAUDE_TOOL_NAME = { pattern: /^[a-zA-Z0-9_-]{1,128}$/, description: '1–128 letters, digits, _ or -' }
+
+/** What a tool the history used but this request does not offer is declared as. */
+const UNAVAILABLE_TOOL_DESCRIPTION = 'Not available in this part of the conversation. Do not call it.'
+
+/**
+ * The Messages API refuses a request whose history holds `tool_use` or `tool_result` blocks but
+ * that defines no tools (HTTP 400). That happens when the profile answering now has no tools (a
+ * handoff target, an agent whose tools were removed since, a structured-output step): the tools the
+ * history used are then declared as unavailable, with `tool_choice: none` so the model cannot call
+ * them. A `tool_choice` or `tools` set through `providerOptions.claude` is left as it is.
+ */
+function declareHistoryTools(body: Record<string, unknown>): void {
+  if (Array.isArray(body.tools) && body.tools.length > 0) return
+  const names = new Set<string>()
+  for (const message of body.messages as Array<{ content: unknown }>) {
+    if (!Array.isArray(message.content)) continue
+    // Every `tool_result` sent follows its `tool_use` (the conversion drops orphans).
+    for (const block of message.content as Array<{ type?: unknown; name?: unknown }>) {
+      if (block.type !== 'tool_use') continue
+      const name = String(block.name)
+      names.add(CLAUDE_TOOL_NAME.pattern.test(name) ? name : 'unavailable_tool')
+    }
+  }
+  if (names.size === 0) return
+  body.tools = [...names].map((name) => ({
+    name,
+    description: UNAVAILABLE_TOOL_DESCRIPTION,
+    input_schema: { type: 'object', properties: {} },
+  }))
+  body.tool_choice ??= { type: 'none' }
+}
 
 function toClaudeTool(tool: ToolDefinition): Record<string, unknown> {
   if (typeof tool?.name !== 'string' || tool.name === '')

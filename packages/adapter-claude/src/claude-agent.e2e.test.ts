@@ -224,3 +224,58 @@ describe('createAgent + ClaudeAdapter + SqlitePersister over the loopback server
     }
   })
 })
+
+describe('several agents over the loopback server', () => {
+  it('hands over to a profile without tools: its request declares the tools the history used, and the API accepts it', async () => {
+    const agent = createAgent(
+      {
+        model: 'claude-sonnet-5-5',
+        agents: {
+          triage: { systemPrompt: 'You triage.', handoffs: ['billing'] },
+          billing: { systemPrompt: 'You answer billing questions.' },
+        },
+      },
+      {
+        adapter: createClaudeAdapter({ apiKey: API_KEY, baseURL: server.baseURL }),
+        persister: new SqlitePersister({ filename: join(folder, 'agent.db') }),
+      },
+    )
+    await agent.initialize()
+    server.enqueue(
+      {
+        response: {
+          blocks: [{ type: 'tool-call', id: 'toolu_t1', name: 'transfer_to_billing', input: {} }],
+          stopReason: 'tool_use',
+        },
+      },
+      {
+        response: { blocks: [{ type: 'text', text: 'Your refund is on its way.' }], stopReason: 'end_turn' },
+      },
+      { response: { blocks: [{ type: 'text', text: 'You are welcome.' }], stopReason: 'end_turn' } },
+    )
+    const session = await agent.createSession()
+    const reply = await session.send('Where is my refund?', { agent: 'triage' })
+    expect(reply.text).toBe('Your refund is on its way.')
+    expect((await session.send('Thanks')).text).toBe('You are welcome.')
+    await agent.close()
+
+    // The fake provider answers HTTP 400 to tool blocks without tools, as the Messages API does.
+    expect(server.unmatched).toEqual([])
+    const bodies = server.requests.map(
+      (request) => JSON.parse(request.received.body) as Record<string, unknown>,
+    )
+    expect(bodies[0]?.tools).toEqual([expect.objectContaining({ name: 'transfer_to_billing' })])
+    expect(bodies[0]).not.toHaveProperty('tool_choice')
+    for (const body of bodies.slice(1)) {
+      expect(body.system).toBe('You answer billing questions.')
+      expect(body.tools).toEqual([
+        {
+          name: 'transfer_to_billing',
+          description: 'Not available in this part of the conversation. Do not call it.',
+          input_schema: { type: 'object', properties: {} },
+        },
+      ])
+      expect(body.tool_choice).toEqual({ type: 'none' })
+    }
+  })
+})

@@ -214,6 +214,14 @@ function decodeRequest(request: ReceivedRequest): DecodedRequest {
         ? system.map((block) => String((block as Json).text ?? '')).join('\n')
         : undefined
   const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : []
+  // The Messages API answers such a request with HTTP 400 invalid_request_error.
+  const toolBlocks = messages.some(
+    (message) =>
+      Array.isArray(message.content) &&
+      message.content.some((block) => ['tool_use', 'tool_result'].includes((block as Json).type as string)),
+  )
+  if (toolBlocks && !(Array.isArray(body.tools) && body.tools.length > 0))
+    throw new Error('requests which include `tool_use` or `tool_result` blocks must define tools.')
   return {
     model: typeof body.model === 'string' ? body.model : undefined,
     stream: body.stream === true,

@@ -340,6 +340,12 @@ export const brokenAdapterVariants: readonly BrokenAdapterVariant[] = [
   withDefect('drops-system-prompt', 'sends no system prompt', ['A-REQ-002'], { dropsSystemPrompt: true }),
   withDefect('drops-history', 'sends only the prompt', ['A-REQ-003', 'A-REQ-004'], { dropsHistory: true }),
   withDefect('drops-tools', 'offers no tools', ['A-REQ-004'], { dropsTools: true }),
+  withDefect(
+    'leaves-history-tools-undeclared',
+    'replays tool calls with no tool defined when the call offers none (the Messages API answers 400)',
+    ['A-REQ-013'],
+    { leavesHistoryToolsUndeclared: true },
+  ),
   withDefect('drops-images', 'drops image blocks', ['A-REQ-005'], { dropsImages: true }),
   withDefect('drops-thinking', 'drops thinking from the history', ['A-REQ-006'], { dropsThinking: true }),
   withDefect('retries-itself', 'retries once by itself', ['A-REQ-007'], { retriesItself: true }),

@@ -63,6 +63,8 @@ export interface ReferenceAdapterDefects {
   readonly rejectsUnknownStop?: boolean
   /** Links the abort signal only once the response headers arrived. */
   readonly abortsOnlyBody?: boolean
+  /** Sends history tool calls without any tool definition when the call offers no tools. */
+  readonly leavesHistoryToolsUndeclared?: boolean
   /** Sends no structured-output field, whatever `options.output` asks. */
   readonly ignoresOutput?: boolean
   /** Keeps the last `options.output` and sends it again with calls that have none. */
@@ -433,6 +435,16 @@ export class ReferenceAnthropicAdapter implements AgentAdapter {
         description: tool.description,
         input_schema: tool.inputSchema,
       }))
+    } else if (!defects.leavesHistoryToolsUndeclared) {
+      // The Messages API refuses tool blocks in a request that defines no tools (A-REQ-013): the
+      // tools the history used are declared, and none may be called.
+      const used = new Set<string>()
+      for (const message of messages)
+        for (const block of message.content) if (block.type === 'tool_use') used.add(String(block.name))
+      if (used.size > 0) {
+        body.tools = [...used].map((name) => ({ name, input_schema: { type: 'object' } }))
+        body.tool_choice = { type: 'none' }
+      }
     }
     if (defects.keepsOutput) this.#lastOutput = options.output ?? this.#lastOutput
     const output = defects.keepsOutput ? this.#lastOutput : options.output

@@ -526,4 +526,35 @@ export const requestRules: AdapterRule[] = [
       )
     },
   }),
+  defineAdapterRule({
+    id: 'A-REQ-013',
+    level: 'MUST',
+    group,
+    title:
+      'a history with tool calls is replayed, and accepted, when the call offers no tools (a profile without tools after a handoff)',
+    requires: ['toolCalls'],
+    hint: 'Some APIs refuse tool blocks in a request that defines no tools (Anthropic answers 400): declare the tools the history used and forbid calling them (Anthropic tool_choice none).',
+    async check(context, check) {
+      const history = [
+        historyMessage('user', 'Refund order 7', 0),
+        historyMessage(
+          'agent',
+          [{ type: 'tool_use', id: 'toolu_handoff_1', name: 'transfer_to_billing', input: {} }],
+          1,
+        ),
+        historyMessage(
+          'tool',
+          [{ type: 'tool_result', toolUseId: 'toolu_handoff_1', content: 'Transferred to billing.' }],
+          2,
+        ),
+      ]
+      const request = await sentRequest(context, check, 'Is it on its way?', { history })
+      const use = allBlocks(request).find(({ block }) => block.type === 'tool_use')
+      check.deepEqual(
+        use?.block.type === 'tool_use' ? { role: use.role, id: use.block.id } : use,
+        { role: 'assistant', id: 'toolu_handoff_1' },
+        'the tool call replayed from the history',
+      )
+    },
+  }),
 ]
