@@ -412,11 +412,37 @@ describe('compaction: repeated, manual, after a restart', () => {
     const compacting = session.compact({ keepRecentMessages: 1, signal: controller.signal })
     await vi.waitFor(() => expect(model.calls).toHaveLength(3))
     controller.abort()
-    await expect(compacting).rejects.toMatchObject({ kind: 'aborted' })
+    await expect(compacting).rejects.toMatchObject({
+      kind: 'aborted',
+      message: 'The compaction was aborted.',
+    })
     expect(session.state).toBe('idle')
     expect((await session.send('u3')).text).toBe('a3')
     await agent.close()
     expect((await persister.getMessages(session.id)).some((m) => m.compaction)).toBe(false)
+  })
+
+  it('session.abort() during compact() says the compaction was aborted; an aborted send still says the send was', async () => {
+    const model = new ScriptedAdapter([
+      reply('a1', 10),
+      { events: [], waitForAbort: true },
+      { events: [], waitForAbort: true },
+    ])
+    const agent = createAgent({}, { adapter: model, persister: new InMemoryPersister() })
+    const session = await agent.createSession()
+    await session.send('u1')
+    const compacting = session.compact({ keepRecentMessages: 0 })
+    await vi.waitFor(() => expect(model.calls).toHaveLength(2))
+    session.abort()
+    await expect(compacting).rejects.toMatchObject({
+      kind: 'aborted',
+      message: 'The compaction was aborted.',
+    })
+    const sending = session.send('u2')
+    await vi.waitFor(() => expect(model.calls).toHaveLength(3))
+    session.abort()
+    await expect(sending).rejects.toMatchObject({ kind: 'aborted', message: 'The send was aborted.' })
+    await agent.close()
   })
 
   it('session.compact() rejects while a send runs, and with SessionStateError when nothing is old enough', async () => {
@@ -633,9 +659,17 @@ describe('compaction: failures', () => {
     )
     const session = await agent.createSession()
     await session.send('u1')
+    const events: SessionEvent[] = []
+    session.subscribe((event) => {
+      if (event.type === 'retry' || event.type === 'compaction') events.push(event)
+    })
     await session.send('u2')
     expect(summariser.calls).toHaveLength(2)
     expect(shape(model.calls[1]!.options.history)).toEqual(['system:summary'])
+    // The wait is shown, as for a model request.
+    expect(events.map((event) => event.type)).toEqual(['retry', 'compaction'])
+    expect(events[0]).toMatchObject({ attempt: 1, error: overloaded })
+    expect((events[0] as { delayMs: number }).delayMs).toBeGreaterThanOrEqual(0)
   })
 
   it('session.compact() rejects with the summariser error and writes nothing; an empty summary is COMPACTION_EMPTY', async () => {

@@ -130,6 +130,7 @@ async function summarizeInto(
       retry: core.options.retry,
       logger: core.options.logger,
       sessionId: core.id,
+      onRetry: (attempt, delayMs, error) => run.emit({ type: 'retry', attempt, delayMs, error }),
     })
   } catch (caught) {
     if (signal.aborted) throw core.abortedError(signal)

@@ -297,8 +297,13 @@ export class SessionCore {
 
   abort(): void {
     this.run?.controller.abort(
-      new AdapterError('The send was aborted.', { kind: 'aborted', provider: this.adapter.getName() }),
+      new AdapterError(this.#abortedText(), { kind: 'aborted', provider: this.adapter.getName() }),
     )
+  }
+
+  /** What an abort of the running work says: a `compact()` is not a send. */
+  #abortedText(): string {
+    return this.run?.input.kind === 'compact' ? 'The compaction was aborted.' : 'The send was aborted.'
   }
 
   throwIfAborted(signal: AbortSignal): void {
@@ -308,7 +313,7 @@ export class SessionCore {
   abortedError(signal: AbortSignal): AdapterError {
     const reason = signal.reason
     if (isAdapterError(reason) && reason.kind === 'aborted') return reason
-    return new AdapterError('The send was aborted.', {
+    return new AdapterError(this.#abortedText(), {
       kind: 'aborted',
       provider: this.adapter.getName(),
       cause: reason,

@@ -19,6 +19,8 @@ export interface SummarizeOptions {
   retry: Required<RetryOptions>
   logger: Logger | undefined
   sessionId: string
+  /** Told of each retry before its wait, as the session's `retry` event. */
+  onRetry?: (attempt: number, delayMs: number, error: AgentError) => void
 }
 
 /**
@@ -67,6 +69,7 @@ export async function summarize(
       if (options.signal.aborted || started || attempt >= options.retry.maxRetries) throw error
       const delayMs = error.retryAfterMs ?? backoffDelay(attempt + 1, options.retry)
       if (delayMs > options.retry.maxDelayMs) throw error
+      options.onRetry?.(attempt + 1, delayMs, error)
       options.logger?.warn('agentx: retrying a failed summary request', {
         sessionId: options.sessionId,
         attempt: attempt + 1,
