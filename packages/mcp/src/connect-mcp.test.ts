@@ -242,6 +242,39 @@ describe('stdio servers', () => {
     expect((await listing).code).toBe('MCP_CLOSED')
   })
 
+  it('close() waits for the children of failed handshakes to end, even a child that ignores the end of stdin', async () => {
+    // Never answers the handshake, and stays alive when stdin ends: only SIGTERM ends it.
+    const pids: number[] = []
+    const connection = connectMcp(
+      {
+        command: process.execPath,
+        args: [
+          '-e',
+          'process.stderr.write(process.pid + "\\n"); process.stdin.resume(); setInterval(() => {}, 1000)',
+        ],
+        onStderr: (text) => pids.push(...text.split('\n').filter(Boolean).map(Number)),
+      },
+      { timeoutMs: 300 },
+    )
+    expect((await failure(connection.tools())).code).toBe('MCP_TIMEOUT')
+    expect((await failure(connection.tools())).code).toBe('MCP_TIMEOUT')
+    await waitFor(() => pids.length === 2)
+    // Before, close() resolved at once and the children got SIGTERM later, on unref'd timers: an
+    // app exiting after `await close()` left them running for good.
+    await connection.close()
+    expect(pids.filter(isRunning)).toEqual([])
+  })
+
+  it('says where a tool list breaks the MCP schema, instead of dumping the validator output', async () => {
+    const connection = connect(stdioServer({ env: { AGENTX_TEST_BAD_SCHEMA: '1' } }))
+    const error = await failure(connection.tools())
+    expect(error.code).toBe('MCP_REQUEST_FAILED')
+    expect(error.message).toMatch(
+      /^MCP server ".+" answered its tool list \(tools\/list\) with a response that is not valid MCP: tools\[14\]\.inputSchema\.required: .+\.$/,
+    )
+    expect(error.message).not.toContain('"code"')
+  })
+
   it('a stdio tool error quoting an env value is redacted like every other message', async () => {
     const connection = connect(stdioServer({ env: { AGENTX_TEST_VALUE: 'env-secret-42' } }))
     for (const how of ['result', 'throw']) {

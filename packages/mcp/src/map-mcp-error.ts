@@ -150,7 +150,36 @@ function classify(error: unknown, context: McpErrorContext): McpClientError {
       options,
     )
   }
+  const invalid = schemaIssues(error)
+  if (invalid !== undefined) {
+    const answer = context.operation === 'list' ? 'its tool list (tools/list)' : 'the call'
+    return new McpClientError(
+      `${what} answered ${answer} with a response that is not valid MCP: ${invalid}.`,
+      'MCP_REQUEST_FAILED',
+      options,
+    )
+  }
   return new McpClientError(`${what} failed: ${messageOf(error)}`, 'MCP_REQUEST_FAILED', options)
+}
+
+/**
+ * The SDK checks every response against the MCP schema and throws the validator's error (a zod
+ * error: `issues`, each with a `path` and a `message`) when it does not fit. Its message is a JSON
+ * dump; this says where and what, at most three issues.
+ */
+function schemaIssues(error: unknown): string | undefined {
+  const issues = (error as { issues?: unknown })?.issues
+  if (!Array.isArray(issues) || issues.length === 0) return undefined
+  const described = issues.slice(0, 3).map((issue: { path?: unknown; message?: unknown }) => {
+    const path = Array.isArray(issue.path)
+      ? issue.path
+          .map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`))
+          .join('')
+      : ''
+    return `${path === '' ? '' : `${path}: `}${String(issue.message)}`
+  })
+  const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : ''
+  return `${described.join('; ')}${more}`
 }
 
 /** The `code` of a Node system error, also when it is the `cause` of a `fetch` TypeError. */

@@ -74,6 +74,8 @@ export class McpConnectionImpl {
   #closing: Promise<void> | undefined
   /** A session whose handshake is running: `close()` ends it instead of waiting for it. */
   #handshaking: Link | undefined
+  /** Sessions being ended (a child given its two seconds to exit): `close()` waits for them. */
+  readonly #ending = new Set<Promise<void>>()
   /** Aborted by `close()`: calls still running end at once. */
   readonly #closeController = new AbortController()
 
@@ -109,8 +111,9 @@ export class McpConnectionImpl {
       if (handshaking) await this.#shut(handshaking, false)
       const link = this.#link ?? (await this.#opening?.catch(() => undefined))
       this.#link = undefined
-      if (!link) return
-      await this.#shut(link, true)
+      if (link) await this.#shut(link, true)
+      // Sessions that failed or were dropped earlier may still be ending their child.
+      await Promise.all(this.#ending)
     })()
     return this.#closing
   }
@@ -133,8 +136,9 @@ export class McpConnectionImpl {
     try {
       await link.client.connect(link.transport, { timeout: this.#settings.timeoutMs })
     } catch (error) {
-      link.alive = false
-      await link.client.close().catch(() => undefined)
+      // Ended in the background: the caller hears of the failure now, and `close()` waits for the
+      // child (a server that ignores the end of stdin takes two seconds to get SIGTERM).
+      void this.#shut(link, false)
       if (this.#closed) throw this.#closedError()
       throw mapMcpError(error, this.#context(link, 'connect', undefined, error))
     } finally {
@@ -168,6 +172,15 @@ export class McpConnectionImpl {
         ...(server.cwd === undefined ? {} : { cwd: server.cwd }),
         stderr: 'pipe',
       })
+      // The SDK ends the child (stdin closed, then SIGTERM, then SIGKILL) in its first `close()`
+      // only; a later call returns at once. It makes that first call itself when the handshake
+      // fails, so every call shares it: whoever waits for the close waits for the child.
+      const end = stdio.close.bind(stdio)
+      let ending: Promise<void> | undefined
+      stdio.close = () => {
+        ending ??= end()
+        return ending
+      }
       const tail = { text: '' }
       const decoder = new StringDecoder('utf8')
       const { onStderr } = server
@@ -202,15 +215,20 @@ export class McpConnectionImpl {
   }
 
   /** Ends a session: the HTTP session is terminated first when `terminate` (best effort, bounded). */
-  async #shut(link: Link, terminate: boolean): Promise<void> {
+  #shut(link: Link, terminate: boolean): Promise<void> {
     link.alive = false
-    if (terminate && link.http?.sessionId !== undefined) {
-      await Promise.race([
-        link.http.terminateSession().catch(() => undefined),
-        new Promise((resolve) => setTimeout(resolve, TERMINATE_TIMEOUT_MS).unref()),
-      ])
-    }
-    await link.client.close().catch(() => undefined)
+    const ending = (async () => {
+      if (terminate && link.http?.sessionId !== undefined) {
+        await Promise.race([
+          link.http.terminateSession().catch(() => undefined),
+          new Promise((resolve) => setTimeout(resolve, TERMINATE_TIMEOUT_MS).unref()),
+        ])
+      }
+      await link.client.close().catch(() => undefined)
+    })()
+    this.#ending.add(ending)
+    void ending.finally(() => this.#ending.delete(ending))
+    return ending
   }
 
   /** Drops a session the server no longer knows, so the next use opens a new one. */

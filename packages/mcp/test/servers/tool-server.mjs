@@ -65,7 +65,13 @@ export function createToolServer() {
   )
   servers.add(server)
   server.onclose = () => servers.delete(server)
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...BASE_TOOLS, ...extraTools] }))
+  // AGENTX_TEST_BAD_SCHEMA: one tool's schema breaks the MCP schema (`required` is not an array).
+  const broken = process.env.AGENTX_TEST_BAD_SCHEMA
+    ? [{ name: 'broken', inputSchema: { type: 'object', required: 'x' } }]
+    : []
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...BASE_TOOLS, ...broken, ...extraTools],
+  }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     state.calls++
     const args = request.params.arguments ?? {}
