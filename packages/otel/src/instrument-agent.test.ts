@@ -276,6 +276,34 @@ describe('failures', () => {
     ])
   })
 
+  it('keeps an OUTPUT_INVALID message, which quotes the reply, out of the spans unless recordContent', async () => {
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string' } },
+      required: ['name'],
+      additionalProperties: false,
+    }
+    for (const recordContent of [false, true]) {
+      const { harness, agent } = setup([textTurn(`{"name":"x","${SECRET}":1}`)], { recordContent })
+      const session = await agent.createSession()
+      await expect(session.send('hi', { output: { schema } })).rejects.toMatchObject({
+        code: 'OUTPUT_INVALID',
+      })
+      const invoke = await harness.span('invoke_agent default')
+      expect(invoke.status.code).toBe(SpanStatusCode.ERROR)
+      expect(invoke.attributes['error.type']).toBe('OUTPUT_INVALID')
+      expect(invoke.events.map((event) => event.attributes?.['exception.type'])).toEqual(['OUTPUT_INVALID'])
+      const recorded = JSON.stringify(
+        (await harness.spans()).map((span) => [span.attributes, span.events, span.status]),
+      )
+      if (recordContent) expect(invoke.status.message).toContain(SECRET)
+      else {
+        expect(recorded).not.toContain(SECRET)
+        expect(invoke.status.message).toMatch(/OUTPUT_INVALID.*recordContent is off/)
+      }
+    }
+  })
+
   it('shows retries as span events on the model request', async () => {
     const limited = () =>
       new AdapterError('Slow down.', { kind: 'rate_limit', provider: 'claude', status: 429, retryAfterMs: 1 })

@@ -372,11 +372,22 @@ export class SessionTrace {
     }
     if (failure !== undefined) {
       invoke.setAttribute(GEN_AI.errorType, failure)
+      const quotesReply = !recordContent && quotesContent(outcome.error)
       invoke.setStatus({
         code: SpanStatusCode.ERROR,
-        message: outcome.aborted ? 'The send was aborted.' : errorMessageOf(outcome.error),
+        message: outcome.aborted
+          ? 'The send was aborted.'
+          : quotesReply
+            ? CONTENT_LEFT_OUT
+            : errorMessageOf(outcome.error),
       })
-      if (outcome.error !== undefined) invoke.recordException(exceptionOf(outcome.error), toHrTime(end))
+      if (outcome.error !== undefined)
+        invoke.recordException(
+          quotesReply
+            ? { code: 'OUTPUT_INVALID', name: errorNameOf(outcome.error), message: CONTENT_LEFT_OUT }
+            : exceptionOf(outcome.error),
+          toHrTime(end),
+        )
     }
     invoke.end(toHrTime(end))
     this.#recordDuration(
@@ -684,6 +695,20 @@ function lastAgentMessage(messages: ObservedMessage[] | undefined): ObservedMess
   if (!Array.isArray(messages)) return undefined
   for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.type === 'agent') return messages[i]
   return undefined
+}
+
+/** What a failure whose message quotes the reply says instead while content is not recorded. */
+const CONTENT_LEFT_OUT =
+  'The reply did not match the output schema (OUTPUT_INVALID); its details quote the reply and are left out because recordContent is off.'
+
+/** Whether the failure's message quotes the model's reply: `OUTPUT_INVALID` names the keys and values it found. */
+function quotesContent(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'OUTPUT_INVALID'
+}
+
+function errorNameOf(error: unknown): string {
+  const name = (error as { name?: unknown } | undefined)?.name
+  return typeof name === 'string' && name !== '' ? name : 'Error'
 }
 
 function exceptionOf(error: unknown): Error | string {
