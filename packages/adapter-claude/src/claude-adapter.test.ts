@@ -457,6 +457,45 @@ describe('ClaudeAdapter requests', () => {
     expect(bodyOf(3)).not.toHaveProperty('tool_choice')
   })
 
+  it('leaves thinking off for tool results that answer a turn without thinking (a handoff mid-send), and only then', async () => {
+    const thinking = { type: 'enabled', budget_tokens: 2048 }
+    const call = (first: ContentBlock[]): AnyMessage[] => [
+      message(0, 'user', 'Refund order 7'),
+      message(1, 'agent', [
+        ...first,
+        { type: 'tool_use', id: 'call_1', name: 'transfer_to_billing', input: {} },
+      ]),
+    ]
+    const results: ContentBlock[] = [{ type: 'tool_result', toolUseId: 'call_1', content: 'Transferred.' }]
+    const send = async (history: AnyMessage[], prompt: string | ContentBlock[]) => {
+      server.enqueue(sse(readFixture('text.sse')))
+      await collect(
+        adapter().stream(prompt, {
+          ...base,
+          history,
+          tools: [{ name: 'refund', description: 'Refunds', inputSchema: { type: 'object' } }],
+          providerOptions: { claude: { thinking } },
+        }),
+      )
+      return bodyOf(server.requests.length - 1)
+    }
+    // Another provider's turn (no thinking block): Claude would answer 400.
+    expect(await send(call([]), results)).not.toHaveProperty('thinking')
+    // Results and a new question in one user turn are still an answer to that turn.
+    expect(await send([...call([]), message(2, 'tool', results)], 'Go on')).not.toHaveProperty('thinking')
+    // Once a reply followed the results, a new question turns thinking on again.
+    const answered = [...call([]), message(2, 'tool', results), message(3, 'agent', 'Refunded.')]
+    expect((await send(answered, 'Thanks')).thinking).toEqual(thinking)
+    // Claude's own turn, thinking first: kept.
+    const own = await send(
+      call([{ type: 'thinking', text: 'Billing handles it.', signature: 'sig_1' }]),
+      results,
+    )
+    expect(own.thinking).toEqual(thinking)
+    // A plain question: kept.
+    expect((await send([], 'Hi')).thinking).toEqual(thinking)
+  })
+
   it('passes providerOptions.claude as request fields and headers, growing max_tokens above a thinking budget', async () => {
     server.enqueue(sse(readFixture('thinking-cache.sse')))
     await collect(

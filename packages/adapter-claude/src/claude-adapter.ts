@@ -197,6 +197,7 @@ export class ClaudeAdapter extends ServerSentEventAdapter {
     if (options.temperature !== undefined) body.temperature = options.temperature
     Object.assign(body, extra)
     declareHistoryTools(body)
+    leaveOutThinkingClaudeCannotContinue(body)
     if (options.output !== undefined) body.output_config = this.#outputConfig(options.output, extra)
     body.stream = true
     // A thinking budget must stay below max_tokens: grow max_tokens by the budget when it would not.
@@ -359,6 +360,25 @@ function declareHistoryTools(body: Record<string, unknown>): void {
     input_schema: { type: 'object', properties: {} },
   }))
   body.tool_choice ??= { type: 'none' }
+}
+
+/**
+ * With thinking on, the Messages API refuses (HTTP 400) tool results that answer an assistant turn
+ * not starting with a thinking block: the turn must carry the reasoning that led to its calls.
+ * A turn written by another provider (a handoff to this profile in the middle of a send) or whose
+ * thinking was not kept has none. Thinking is then left off for this request only: Claude answers
+ * the results without it, and the next user message turns it on again.
+ */
+function leaveOutThinkingClaudeCannotContinue(body: Record<string, unknown>): void {
+  const thinking = body.thinking as { type?: unknown } | undefined | null
+  if (thinking === undefined || thinking === null || thinking.type === 'disabled') return
+  const messages = body.messages as Array<{ role: string; content: Array<{ type?: unknown }> }>
+  const last = messages[messages.length - 1]
+  if (last?.role !== 'user' || !last.content.some((block) => block.type === 'tool_result')) return
+  const turn = messages[messages.length - 2]
+  const first = turn?.role === 'assistant' ? turn.content[0]?.type : undefined
+  if (first === 'thinking' || first === 'redacted_thinking') return
+  delete body.thinking
 }
 
 function toClaudeTool(tool: ToolDefinition): Record<string, unknown> {

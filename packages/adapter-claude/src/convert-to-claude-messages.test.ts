@@ -136,6 +136,61 @@ describe('convertToClaudeMessages', () => {
     ])
   })
 
+  it('drops blank text from assistant turns (the API refuses whitespace-only text blocks)', () => {
+    const result = convertToClaudeMessages({
+      history: [
+        message(0, 'user', 'Look it up'),
+        message(1, 'agent', [
+          { type: 'text', text: '\n\n' },
+          { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} },
+        ]),
+        message(2, 'tool', [{ type: 'tool_result', toolUseId: 'toolu_1', content: 'found' }]),
+        message(3, 'agent', [{ type: 'text', text: ' ' }]),
+        message(4, 'user', 'And?'),
+        message(5, 'agent', '\n'),
+      ],
+      prompt: 'Well?',
+    })
+    expect(result.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Look it up' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: 'found' },
+          { type: 'text', text: 'And?' },
+          { type: 'text', text: 'Well?' },
+        ],
+      },
+    ])
+  })
+
+  it('turns tool call ids another provider wrote into ids Claude accepts, the same for the call and its result', () => {
+    const result = convertToClaudeMessages({
+      history: [
+        message(0, 'user', 'Two lookups'),
+        message(1, 'agent', [
+          { type: 'tool_use', id: 'functions.lookup:0', name: 'lookup', input: {} },
+          { type: 'tool_use', id: 'functions.lookup:1', name: 'lookup', input: {} },
+          { type: 'tool_use', id: 'call_ok-1', name: 'lookup', input: {} },
+        ]),
+        message(2, 'tool', [
+          { type: 'tool_result', toolUseId: 'functions.lookup:1', content: 'b' },
+          { type: 'tool_result', toolUseId: 'functions.lookup:0', content: 'a' },
+          { type: 'tool_result', toolUseId: 'call_ok-1', content: 'c' },
+        ]),
+      ],
+      prompt: 'Thanks',
+    })
+    const calls = result.messages[1]!.content.map((block) => block.id as string)
+    const results = result.messages[2]!.content.slice(0, 3).map((block) => block.tool_use_id as string)
+    for (const id of calls) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/)
+    expect(new Set(calls).size).toBe(3)
+    expect(calls[2]).toBe('call_ok-1')
+    expect(results).toEqual([calls[1], calls[0], calls[2]])
+    expect(calls[0]).toMatch(/^functions_lookup_0_/)
+  })
+
   it('sends images inline (base64 and data URLs) and by URL, also inside tool results, with cache_control from provider metadata', () => {
     const result = convertToClaudeMessages({
       history: [],

@@ -91,7 +91,10 @@ function convertBlocks(
   content: string | readonly ContentBlock[],
   role: 'user' | 'assistant',
 ): ClaudeContentBlockParam[] {
-  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }]
+  if (typeof content === 'string') {
+    const converted = convertBlock({ type: 'text', text: content }, role)
+    return converted ? [converted] : []
+  }
   const result: ClaudeContentBlockParam[] = []
   for (const block of content) {
     const converted = convertBlock(block, role)
@@ -104,8 +107,9 @@ function convertBlock(block: ContentBlock, role: 'user' | 'assistant'): ClaudeCo
   const meta = claudeMetadata(block.providerMetadata)
   switch (block.type) {
     case 'text': {
-      // The API rejects empty text blocks.
-      if (block.text === '') return undefined
+      // The API rejects empty text blocks, and blank ones ("\n\n" before a tool call, which
+      // Claude and other providers write) in assistant turns.
+      if (block.text === '' || (role === 'assistant' && block.text.trim() === '')) return undefined
       const param: ClaudeContentBlockParam = { type: 'text', text: block.text }
       // Citations are sent back only on assistant turns: API 2026-10-21 rejects them in user turns.
       if (role === 'assistant' && Array.isArray(meta?.citations) && meta.citations.length > 0)
@@ -124,7 +128,12 @@ function convertBlock(block: ContentBlock, role: 'user' | 'assistant'): ClaudeCo
     case 'tool_use':
       if (role !== 'assistant') return undefined
       return withCacheControl(
-        { type: 'tool_use', id: block.id, name: block.name, input: toolInputObject(block.input) },
+        {
+          type: 'tool_use',
+          id: claudeToolId(block.id),
+          name: block.name,
+          input: toolInputObject(block.input),
+        },
         meta,
       )
     case 'tool_result':
@@ -154,7 +163,7 @@ function convertImage(block: ImageBlock): ClaudeContentBlockParam {
 }
 
 function convertToolResult(block: ToolResultBlock): ClaudeContentBlockParam {
-  const param: ClaudeContentBlockParam = { type: 'tool_result', tool_use_id: block.toolUseId }
+  const param: ClaudeContentBlockParam = { type: 'tool_result', tool_use_id: claudeToolId(block.toolUseId) }
   if (typeof block.content === 'string') {
     param.content = block.content
   } else {
@@ -233,6 +242,21 @@ function toolResultsFirst(content: ClaudeContentBlockParam[]): ClaudeContentBloc
   const results = content.filter((block) => block.type === 'tool_result')
   if (results.length === 0 || results.length === content.length) return content
   return [...results, ...content.filter((block) => block.type !== 'tool_result')]
+}
+
+/** The tool call ids the Messages API accepts. */
+const CLAUDE_TOOL_ID = /^[a-zA-Z0-9_-]+$/
+
+/**
+ * A tool call id Claude accepts, the same for a call and its result. Ids written by another
+ * provider may hold other characters (OpenAI-compatible servers write `functions.lookup:0`): those
+ * are replaced by `_`, and a hash of the whole id keeps two such ids apart.
+ */
+export function claudeToolId(id: string): string {
+  if (CLAUDE_TOOL_ID.test(id)) return id
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}_${(hash >>> 0).toString(36)}`
 }
 
 function withCacheControl(

@@ -98,11 +98,15 @@ function toParts(
         if (block.text === '' && signature === undefined) break
         parts.push(withSignature({ text: block.text }, signature))
         break
-      case 'thinking':
-        // Reasoning is the model's own; a user turn has none to replay.
-        if (role === 'model')
-          parts.push(withSignature({ text: block.text, thought: true }, signature ?? block.signature))
+      case 'thinking': {
+        // Reasoning is the model's own; a user turn has none to replay. An empty one with no
+        // signature (OpenAI reasoning without a summary, Claude's redacted thinking) says nothing,
+        // and Gemini refuses a part without data.
+        const thoughtSignature = signature ?? block.signature
+        if (role === 'model' && (block.text !== '' || thoughtSignature !== undefined))
+          parts.push(withSignature({ text: block.text, thought: true }, thoughtSignature))
         break
+      }
       case 'image':
         parts.push(imagePart(block))
         break

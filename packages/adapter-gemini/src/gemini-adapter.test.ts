@@ -508,6 +508,25 @@ describe('GeminiAdapter history', () => {
     ])
   })
 
+  it('leaves out empty thinking without a signature (Gemini refuses a part without data)', async () => {
+    server.enqueue({ sse: fixture('text-max-tokens.sse') })
+    const history: AnyMessage[] = [
+      message(0, 'user', 'Hi'),
+      message(1, 'agent', [
+        { type: 'thinking', text: '' },
+        { type: 'thinking', text: '', providerMetadata: { claude: { redactedData: 'opaque' } } },
+        { type: 'thinking', text: 'Said something.' },
+        { type: 'text', text: 'Hello.' },
+      ]),
+    ]
+    await collect(adapter().stream('Again', { model: 'm', history }))
+    expect(server.requests[0]?.body?.contents).toEqual([
+      { role: 'user', parts: [{ text: 'Hi' }] },
+      { role: 'model', parts: [{ text: 'Said something.', thought: true }, { text: 'Hello.' }] },
+      { role: 'user', parts: [{ text: 'Again' }] },
+    ])
+  })
+
   it('leaves out tool calls no result answers, and sends images returned by tools after the function responses', async () => {
     server.enqueue({ sse: fixture('text-max-tokens.sse') })
     const history: AnyMessage[] = [
