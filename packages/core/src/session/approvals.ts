@@ -2,7 +2,9 @@ import type { AnyMessage, ToolResultBlock, ToolUseBlock } from '../contracts/mes
 import { ValidationError } from '../errors/validation-error.js'
 import { agentToolProfile } from '../tools/agent-tool.js'
 import { errorResult } from '../tools/run-tools.js'
+import { checkAgainst } from '../tools/schema.js'
 import type { PendingToolCall, Tool, ToolAnswer, ToolApproval } from '../tools/tool.js'
+import { raceAbort } from '../util/abort.js'
 import { type ChildSessions, childPending } from './subagents.js'
 import { toolCallsOf } from './tool-step.js'
 
@@ -26,17 +28,30 @@ async function kindOf(
   if (tool.execute === undefined) return 'client'
   const needsApproval = tool.needsApproval
   if (typeof needsApproval === 'function') {
+    const { signal } = context
+    // The check gets the input `execute` would get: parsed by the schema (coerced, defaults
+    // filled), as its type says. Input the schema refuses never runs (the model is told why), so
+    // there is nothing to approve. A check or schema that never settles does not outlast an abort.
+    const checked = await raceAbort(
+      checkAgainst(tool.inputSchema, call.input).catch(() => ({ ok: false as const })),
+      signal,
+    )
+    if (!checked.ok) return undefined
     try {
       // The caller's context also carries the send's internals (its emitter, its child sessions);
       // the application's check gets exactly the documented ToolContext, nothing to misuse.
-      const answer = await needsApproval(call.input, {
-        sessionId: context.sessionId,
-        toolCallId: call.id,
-        signal: context.signal,
-        messages: context.messages,
-      })
+      const answer = await raceAbort(
+        needsApproval(checked.value, {
+          sessionId: context.sessionId,
+          toolCallId: call.id,
+          signal,
+          messages: context.messages,
+        }),
+        signal,
+      )
       return answer ? 'approval' : undefined
-    } catch {
+    } catch (error) {
+      if (signal.aborted && error === signal.reason) throw error
       // The application's check failed: a person decides rather than the call running unchecked.
       return 'approval'
     }

@@ -15,6 +15,8 @@ export class PartialResponse {
   /** The reply's thinking so far. */
   readonly thinking: TextBuffer = new TextBuffer()
   readonly toolCalls: ToolUseBlock[] = []
+  /** The ids of `toolCalls` (see `distinctToolId`). */
+  readonly toolIds: Set<string> = new Set()
   /** The usage the adapter reported so far (summed over its `usage` events). */
   usage: TokenUsage | undefined
   /** Whether any event arrived (a retry is only allowed before the first one). */

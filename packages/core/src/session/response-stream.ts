@@ -6,6 +6,7 @@ import { malformedOutput, stopReasonFromAdapter, usageFromAdapter } from './adap
 import type { PartialResponse } from './checkpoint.js'
 import type { ModelRequestContext } from './model-request.js'
 import { deepFreeze } from './session-history.js'
+import { distinctToolId } from './tool-ids.js'
 
 /** The content and stop reason of the adapter's final `message` event. */
 export interface Final {
@@ -154,8 +155,9 @@ function handle(
       // Shown and kept as a frozen copy: a listener that changes the event's input (to redact it)
       // changes neither the adapter's object (which its final message may share) nor what is stored.
       const input = copyInput(context, event.input)
-      partial.toolCalls.push({ type: 'tool_use', id: event.id, name: event.name, input })
-      context.emit({ type: 'tool-call', id: event.id, name: event.name, input })
+      const id = distinctToolId(event.id, partial.toolIds)
+      partial.toolCalls.push({ type: 'tool_use', id, name: event.name, input })
+      context.emit({ type: 'tool-call', id, name: event.name, input })
       return undefined
     }
     case 'usage': {

@@ -4,6 +4,7 @@ import { contentProblem } from '../persistence/shapes.js'
 import { validateResultContent } from '../session/validate-input.js'
 import { cloneJson } from '../persistence/json-copy.js'
 import { raceAbort } from '../util/abort.js'
+import { thrownText } from '../util/thrown-text.js'
 import { checkAgainst } from './schema.js'
 import type { Tool } from './tool.js'
 
@@ -45,10 +46,14 @@ async function runTool(
       `${call.name} is a client tool: the application answers it with a tool_result.`,
     )
   }
-  const checked = await checkAgainst(tool.inputSchema, call.input).catch((error: unknown) => ({
-    ok: false as const,
-    issues: [error instanceof Error ? error.message : String(error)],
-  }))
+  let checked: Awaited<ReturnType<typeof checkAgainst>>
+  try {
+    // A check that never settles (an async refinement) must not hold the send past an abort.
+    checked = await raceAbort(checkAgainst(tool.inputSchema, call.input), context.signal)
+  } catch (error) {
+    if (context.signal.aborted && error === context.signal.reason) return errorResult(call.id, NOT_RUN)
+    checked = { ok: false, issues: [thrownText(error)] }
+  }
   if (!checked.ok) {
     return errorResult(
       call.id,
@@ -71,7 +76,7 @@ async function runTool(
   } catch (error) {
     // Aborted while it ran (its own rejection may come later, or never): say so.
     if (context.signal.aborted && error === context.signal.reason) return errorResult(call.id, STOPPED_TEXT)
-    const text = error instanceof Error ? error.message || error.name : String(error)
+    const text = thrownText(error)
     // An empty text block is no valid tool-result content either.
     return errorResult(call.id, text === '' ? `The tool '${call.name}' failed without a message.` : text)
   }
@@ -79,7 +84,7 @@ async function runTool(
     return { type: 'tool_result', toolUseId: call.id, content: toResultContent(output) }
   } catch (error) {
     // Stored as it was, a malformed result would fail every later request of the session.
-    const problem = error instanceof Error ? error.message : String(error)
+    const problem = thrownText(error)
     return errorResult(
       call.id,
       `The tool '${call.name}' ran, but its result was not kept: ${problem} A tool returns a string, an array of text and image blocks, or a JSON value.`,

@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from '../contracts/standard-schema.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
 import { cloneJson } from '../persistence/json-copy.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** A JSON Schema object, or a Standard Schema (zod 4, valibot, arktype …). */
 export type SchemaLike = Record<string, unknown> | StandardSchemaV1
@@ -129,7 +130,7 @@ function describeResult(result: unknown): string {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message || error.name : String(error)
+  return thrownText(error)
 }
 
 function describeIssue(issue: unknown): string {
