@@ -10,6 +10,7 @@ import { checkReplyContent } from './adapter-output.js'
 import { PartialResponse } from './checkpoint.js'
 import { type Final, type ResponseState, readResponse } from './response-stream.js'
 import type { SessionEvent } from './session-events.js'
+import { markSignatures } from './foreign-thinking.js'
 import { distinctToolId } from './tool-ids.js'
 
 /** What one model request needs from the session that makes it. */
@@ -123,6 +124,7 @@ async function streamResponse(
   let content = final?.content ? structuredClone(final.content) : partial.content()
   const taken = new Set<string>()
   for (const block of content) if (block.type === 'tool_use') block.id = distinctToolId(block.id, taken)
+  markSignatures(content, context.adapter.getName())
   if (partial.toolCalls.length > 0) {
     const known = new Set<string>()
     for (const block of content) if (block.type === 'tool_use') known.add(block.id)

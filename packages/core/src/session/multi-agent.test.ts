@@ -309,6 +309,53 @@ describe('handoffs', () => {
     await agent.close()
   })
 
+  it('a signature still goes only to its own provider after a restart on another provider, with or without profiles', async () => {
+    const signedReply = (signature: string) => [
+      { type: 'thinking-delta' as const, text: 'thought' },
+      { type: 'text-delta' as const, text: 'first answer' },
+      {
+        type: 'message' as const,
+        content: [
+          { type: 'thinking' as const, text: 'thought', signature },
+          { type: 'text' as const, text: 'first answer' },
+        ],
+        stopReason: 'end_turn' as const,
+      },
+    ]
+    const persister = new InMemoryPersister()
+    const gemini = new ScriptedAdapter([signedReply('SIG_GEMINI')], { name: 'gemini' })
+    const first = createAgent({}, { adapter: gemini, persister })
+    const session = await first.createSession()
+    await session.send('hi')
+    await first.close()
+    // The stored block names its provider.
+    const [, reply] = await persister.getMessages(session.id)
+    expect((reply!.content as Array<{ providerMetadata?: unknown }>)[0]!.providerMetadata).toEqual({
+      gemini: {},
+    })
+
+    const sentThinking = (adapter: ScriptedAdapter) =>
+      adapter.calls[0]!.options.history.flatMap((message) =>
+        Array.isArray(message.content)
+          ? message.content.flatMap((block) =>
+              block.type === 'thinking' ? [block.signature ?? 'unsigned'] : [],
+            )
+          : [],
+      )
+    // The same store, now on Claude (no profiles): Gemini's signature is not sent to Claude.
+    const claude = new ScriptedAdapter([textTurn('second answer')], { name: 'claude' })
+    const second = createAgent({}, { adapter: claude, persister })
+    await (await second.getSession(session.id))!.send('again')
+    await second.close()
+    expect(sentThinking(claude)).toEqual(['unsigned'])
+    // Back on Gemini, its own signature goes back.
+    const gemini2 = new ScriptedAdapter([textTurn('third answer')], { name: 'gemini' })
+    const third = createAgent({}, { adapter: gemini2, persister })
+    await (await third.getSession(session.id))!.send('and again')
+    await third.close()
+    expect(sentThinking(gemini2)).toEqual(['SIG_GEMINI'])
+  })
+
   it('a provider session id is only passed back to the adapter that issued it', async () => {
     const stateful = new ScriptedAdapter(
       [textTurn('one', { sessionId: 'resp_1' }), textTurn('three', { sessionId: 'resp_3' })],

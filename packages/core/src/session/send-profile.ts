@@ -95,6 +95,7 @@ export function streamOptionsFor(
   const streamOptions = requestOptionsFor(core, request)
   streamOptions.history = withoutForeignSignatures(
     historyWithCompaction(core.history.messages, request.historyEnd),
+    core.history.messages,
     core.options.profiles,
     core.adapter,
     request.adapter,
