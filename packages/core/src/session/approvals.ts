@@ -176,9 +176,20 @@ export function checkAnswers(
   return byId
 }
 
-/** Results for a batch the user did not answer but replied to with ordinary content. */
+/**
+ * Results for a batch the user did not answer but replied to with ordinary content. A call that
+ * waited for the application was not run. One that needed nothing has no result because the send
+ * ended while the batch ran (the process stopped): it may have run, so the result does not say it
+ * did not.
+ */
 export function repliedInstead(batch: WaitingBatch): ToolResultBlock[] {
+  const waited = new Set(batch.pending.map((call) => call.toolUseId))
   return batch.calls.map((call) =>
-    errorResult(call.id, 'Not run: the user replied with a message instead of answering this tool call.'),
+    errorResult(
+      call.id,
+      waited.has(call.id)
+        ? 'Not run: the user replied with a message instead of answering this tool call.'
+        : 'No result: the send stopped before this call finished (the process ended), so whether it ran is not known.',
+    ),
   )
 }

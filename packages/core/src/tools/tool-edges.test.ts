@@ -238,3 +238,56 @@ describe('one response, two calls with one id', () => {
     expect(JSON.stringify(history)).toContain('call_0_2')
   })
 })
+
+describe('a batch a dead process left without results', () => {
+  it('is closed by the next message with results that do not claim the calls were not run', async () => {
+    const store = new InMemoryPersister()
+    const lookup: Tool = {
+      name: 'lookup',
+      description: 'Looks up.',
+      inputSchema: { type: 'object' },
+      execute: () => 'found',
+    }
+    const pay: Tool = { ...lookup, name: 'pay', needsApproval: true }
+    const first = createAgent(
+      { tools: [lookup, pay] },
+      { adapter: new ScriptedAdapter([textTurn('hello')]), persister: store },
+    )
+    const session = await first.createSession()
+    await session.send('hi')
+    await first.close()
+    // What a process killed while `lookup` ran leaves: the reply with its call, no results, `active`.
+    const now = new Date().toISOString()
+    await store.saveMessage(session.id, {
+      id: 'reply-2',
+      sessionId: session.id,
+      seq: 2,
+      type: 'user',
+      content: 'look it up',
+      timestamp: now,
+    })
+    await store.saveMessage(session.id, {
+      id: 'reply-3',
+      sessionId: session.id,
+      seq: 3,
+      type: 'agent',
+      content: [{ type: 'tool_use', id: 'c1', name: 'lookup', input: {} }],
+      stopReason: 'tool_use',
+      timestamp: now,
+    })
+    await store.saveSession({ ...(await store.getSession(session.id))!, state: 'active' })
+    const second = createAgent(
+      { tools: [lookup, pay] },
+      { adapter: new ScriptedAdapter([textTurn('ok')]), persister: store },
+    )
+    await second.initialize()
+    const reopened = (await second.getSession(session.id))!
+    expect(reopened.state).toBe('interrupted')
+    await reopened.send('never mind')
+    await second.close()
+    const { results } = await stored(store, session.id)
+    expect(results).toHaveLength(1)
+    expect(results[0]).toMatchObject({ toolUseId: 'c1', isError: true })
+    expect(textOf(results[0])).toMatch(/^No result: .*whether it ran is not known/)
+  })
+})
