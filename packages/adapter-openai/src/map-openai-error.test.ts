@@ -97,6 +97,15 @@ describe('mapOpenAIStreamError', () => {
     [{ code: 'context_length_exceeded', message: 'too long' }, 'context_length', false],
     [{ type: 'invalid_request_error', message: 'bad image' }, 'invalid_request', false],
     [{ code: 'something_else', message: '?' }, 'server', true],
+    // OpenRouter / LiteLLM: the HTTP status the error stands for, as a number or as digits.
+    [{ code: 401, message: 'No auth credentials found' }, 'authentication', false],
+    [{ code: 402, message: 'Insufficient credits' }, 'unknown', false],
+    [{ code: 403, message: 'Flagged by moderation' }, 'permission', false],
+    [{ code: 429, message: 'Rate limited upstream' }, 'rate_limit', true],
+    [{ code: '429', message: 'Rate limited' }, 'rate_limit', true],
+    [{ code: 400, message: "This model's maximum context length is 8192 tokens" }, 'context_length', false],
+    [{ code: 502, message: 'Provider returned error' }, 'server', true],
+    [{ code: 503, message: 'No provider available' }, 'overloaded', true],
   ])('maps %o to %s (retryable %s)', (body, kind, retryable) => {
     expect(mapOpenAIStreamError(context, body)).toMatchObject({ kind, retryable, provider: 'openai' })
   })

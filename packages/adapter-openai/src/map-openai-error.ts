@@ -3,6 +3,7 @@ import {
   type AdapterErrorKind,
   adapterErrorKindFromStatus,
   isAdapterError,
+  isRetryableStatus,
 } from '@agentx/core'
 import { mapHttpError, mapStreamError, mapTransportError, type ProviderIdentity } from '@agentx/core/provider'
 
@@ -76,7 +77,9 @@ export function mapOpenAIError(
  * `invalid_request`, an invalid key → `authentication`, anything else `server`.
  */
 export function mapOpenAIStreamError(provider: ProviderIdentity, body: OpenAIErrorBody): AdapterError {
-  const code = typeof body.code === 'string' ? body.code : undefined
+  // OpenRouter and LiteLLM put the HTTP status the error stands for in `code` (401, '429').
+  const status = statusCode(body.code)
+  const code = typeof body.code === 'string' ? body.code : status === undefined ? undefined : String(status)
   const type = typeof body.type === 'string' ? body.type : undefined
   const message = typeof body.message === 'string' && body.message !== '' ? body.message : undefined
   let kind: AdapterErrorKind = 'server'
@@ -93,7 +96,10 @@ export function mapOpenAIStreamError(provider: ProviderIdentity, body: OpenAIErr
     type === 'requests'
   )
     kind = 'rate_limit'
-  else if (/overloaded/i.test(`${code ?? ''} ${type ?? ''} ${message ?? ''}`)) kind = 'overloaded'
+  else if (status !== undefined) {
+    kind = adapterErrorKindFromStatus(status)
+    retryable = isRetryableStatus(status) || kind === 'overloaded'
+  } else if (/overloaded/i.test(`${code ?? ''} ${type ?? ''} ${message ?? ''}`)) kind = 'overloaded'
   else if (type === 'invalid_request_error' || (code?.startsWith('invalid_') ?? false))
     kind = 'invalid_request'
   const cause = new Error(message ?? 'no message')
@@ -111,6 +117,19 @@ export function isUnknownPreviousResponse(error: unknown): boolean {
   const body = readBody(error)
   if (body.code === 'previous_response_not_found') return true
   return body.param === 'previous_response_id'
+}
+
+/** An HTTP error status given as the error's `code` (a number, or three digits as a string). */
+function statusCode(code: unknown): number | undefined {
+  const status =
+    typeof code === 'number'
+      ? code
+      : typeof code === 'string' && /^[45]\d\d$/.test(code)
+        ? Number(code)
+        : undefined
+  return status !== undefined && Number.isInteger(status) && status >= 400 && status <= 599
+    ? status
+    : undefined
 }
 
 function isContextLength(code: string | undefined, message: string): boolean {
