@@ -15,6 +15,9 @@ export type OpenAIChatMessage =
   | {
       role: 'assistant'
       content: string | null
+      /** The reasoning a compatible server streamed, sent back in the field it came in. */
+      reasoning_content?: string
+      reasoning?: string
       tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>
     }
   | { role: 'tool'; tool_call_id: string; content: string }
@@ -25,8 +28,11 @@ export type OpenAIChatMessage =
  *
  * The system prompt comes first as a `system` message. User content with one text block is a
  * plain string (the most compatible form), otherwise `text` / `image_url` parts. Agent text and
- * tool calls become one `assistant` message (`content: null` when it only calls tools); thinking
- * is not sent back (Chat Completions has no field for it). Each tool result is a `tool` message
+ * tool calls become one `assistant` message (`content: null` when it only calls tools). Thinking
+ * is sent back only when a compatible server streamed it (`reasoning_content` or `reasoning`,
+ * kept in `providerMetadata.openai.reasoningField`), in that same field: DeepSeek refuses a tool
+ * loop whose assistant turns come back without it. Other thinking is not sent (OpenAI's Chat
+ * Completions has no field for it). Each tool result is a `tool` message
  * right after the call; images a tool returned follow in a `user` message, since `tool` messages
  * carry only text. Calls without a result and results without a call are dropped: the API rejects
  * them (a crash between a call and its result leaves such a history).
@@ -67,10 +73,18 @@ function appendUser(result: OpenAIChatMessage[], content: string | ContentBlock[
 
 function appendAgent(result: OpenAIChatMessage[], blocks: readonly ContentBlock[]): void {
   let text = ''
+  const reasoning: { field?: 'reasoning_content' | 'reasoning'; text: string } = { text: '' }
   const calls: NonNullable<Extract<OpenAIChatMessage, { role: 'assistant' }>['tool_calls']> = []
   for (const block of blocks) {
     if (block.type === 'text') text += block.text
-    else if (block.type === 'tool_use') {
+    else if (block.type === 'thinking') {
+      const field = (block.providerMetadata?.openai as { reasoningField?: unknown } | undefined)
+        ?.reasoningField
+      if (field === 'reasoning_content' || field === 'reasoning') {
+        reasoning.field ??= field
+        reasoning.text += block.text
+      }
+    } else if (block.type === 'tool_use') {
       calls.push({
         id: block.id,
         type: 'function',
@@ -82,6 +96,7 @@ function appendAgent(result: OpenAIChatMessage[], blocks: readonly ContentBlock[
   result.push({
     role: 'assistant',
     content: text === '' ? null : text,
+    ...(reasoning.field !== undefined && reasoning.text !== '' ? { [reasoning.field]: reasoning.text } : {}),
     ...(calls.length > 0 ? { tool_calls: calls } : {}),
   })
 }

@@ -1,4 +1,4 @@
-import type { AnyMessage } from '@agentx/core'
+import type { AnyMessage, ContentBlock } from '@agentx/core'
 import { type FakeProvider, openAIChatDialect, startFakeProvider } from '@agentx/contract-tests'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { bodyOf, fixture, sse } from '../test/openai-fixtures.js'
@@ -127,10 +127,55 @@ describe('OpenAIAdapter, Chat Completions stream', () => {
     const { events } = await run(chatAdapter(fake.baseURL).stream('2+2?', options))
     expect(deltas(events, 'thinking-delta')).toBe('Hmm, 2+2.')
     expect(messageOf(events).content).toEqual([
-      { type: 'thinking', text: 'Hmm, 2+2.' },
+      {
+        type: 'thinking',
+        text: 'Hmm, 2+2.',
+        providerMetadata: { openai: { reasoningField: 'reasoning_content' } },
+      },
       { type: 'text', text: '4' },
     ])
     expect(events.some((event) => event.type === 'usage')).toBe(false)
+  })
+
+  it('sends the reasoning a compatible server streamed back in its own field (DeepSeek requires it in a tool loop), and no other thinking', async () => {
+    fake.enqueue(
+      {
+        response: {
+          blocks: [
+            { type: 'thinking', text: 'Need the weather.' },
+            { type: 'tool-call', id: 'call_w', name: 'weather', input: { city: 'Oslo' } },
+          ],
+          stopReason: 'tool_use',
+        },
+      },
+      { response: { blocks: [{ type: 'text', text: 'Sunny.' }], stopReason: 'end_turn' } },
+    )
+    const tools = [{ name: 'weather', description: 'Weather', inputSchema: { type: 'object' } }]
+    const { events } = await run(chatAdapter(fake.baseURL).stream('Oslo?', { ...options, tools }))
+    const reply = messageOf(events)
+    const history = [
+      message(0, 'user', 'Oslo?'),
+      message(1, 'agent', [
+        { type: 'thinking', text: 'Claude thought this.', signature: 'sig' },
+        ...(reply.content as ContentBlock[]),
+      ]),
+    ]
+    await run(
+      chatAdapter(fake.baseURL).stream([{ type: 'tool_result', toolUseId: 'call_w', content: 'sunny' }], {
+        ...options,
+        tools,
+        history,
+      }),
+    )
+    const body = JSON.parse(fake.requests[1]!.received.body)
+    expect(body.messages[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      reasoning_content: 'Need the weather.',
+      tool_calls: [
+        { id: 'call_w', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } },
+      ],
+    })
   })
 
   it.each([

@@ -28,6 +28,8 @@ export class OpenAIChatStreamMapper implements ServerSentEventMapper {
   readonly #provider: ProviderIdentity
   #text = ''
   #thinking = ''
+  /** The delta field the reasoning came in, so that it goes back in the same one. */
+  #reasoningField: 'reasoning_content' | 'reasoning' | undefined
   /** Whether the model refused (`delta.refusal`): the reply then stops with `content_filter`. */
   #refused = false
   readonly #calls: ToolCallState[] = []
@@ -61,6 +63,7 @@ export class OpenAIChatStreamMapper implements ServerSentEventMapper {
     const delta = (choice.delta as Record<string, unknown> | null | undefined) ?? {}
     const reasoning = firstString(delta.reasoning_content, delta.reasoning)
     if (reasoning !== undefined) {
+      this.#reasoningField ??= typeof delta.reasoning_content === 'string' ? 'reasoning_content' : 'reasoning'
       this.#thinking += reasoning
       output.push({ type: 'thinking-delta', text: reasoning })
     }
@@ -107,7 +110,12 @@ export class OpenAIChatStreamMapper implements ServerSentEventMapper {
   #finish(output: AdapterMessage[]): void {
     this.complete = true
     const blocks: ContentBlock[] = []
-    if (this.#thinking !== '') blocks.push({ type: 'thinking', text: this.#thinking })
+    if (this.#thinking !== '')
+      blocks.push({
+        type: 'thinking',
+        text: this.#thinking,
+        providerMetadata: { openai: { reasoningField: this.#reasoningField ?? 'reasoning_content' } },
+      })
     if (this.#text !== '') blocks.push({ type: 'text', text: this.#text })
     for (const [position, call] of this.#calls.entries()) {
       const id = call.id === '' ? `call_${position}` : call.id
