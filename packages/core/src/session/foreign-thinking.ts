@@ -81,6 +81,8 @@ function holdsSignatures(all: readonly AnyMessage[]): boolean {
     state = { upTo: 0, signed: false }
     looked.set(all, state)
   }
+  // A message taken back (a send that failed before the model was called) frees its place.
+  state.upTo = Math.min(state.upTo, all.length)
   for (let i = state.upTo; !state.signed && i < all.length; i++) {
     const content = all[i]!.content
     if (Array.isArray(content) && content.some(isSigned)) state.signed = true
