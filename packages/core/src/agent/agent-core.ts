@@ -26,6 +26,7 @@ import { isInScope, narrowScope, scopeFields } from './agent-scope.js'
 import { guardPersister } from '../persistence/guard-persister.js'
 import type { PeriodicTask } from '../util/periodic-task.js'
 import { startLeaseSweep } from './lease-sweep.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** The public face of an agent, as `createAgent` returns it. */
 export interface Agent {
@@ -321,7 +322,7 @@ export class AgentCore implements Agent {
               listener(event, session)
             } catch (error) {
               deps.logger?.warn('agentx: an agent listener threw', {
-                error: error instanceof Error ? error.message : String(error),
+                error: thrownText(error),
               })
             }
           }

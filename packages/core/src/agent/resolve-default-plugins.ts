@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url'
 import type { AgentAdapter } from '../contracts/agent-adapter.js'
 import type { AgentPersister } from '../contracts/agent-persister.js'
 import { ConfigurationError } from '../errors/configuration-error.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** The default adapter package and its factory. */
 export const DEFAULT_ADAPTER = {
@@ -44,7 +45,7 @@ function configurationError(plugin: Plugin, cause: unknown): ConfigurationError 
   return new ConfigurationError(
     missing
       ? `The default plugin ${plugin.packageName} is not installed: install ${plugin.packageName} or pass ${plugin.dep}.`
-      : `The default plugin ${plugin.packageName} could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}. Pass ${plugin.dep} to use another one.`,
+      : `The default plugin ${plugin.packageName} could not be loaded: ${thrownText(cause)}. Pass ${plugin.dep} to use another one.`,
     { cause },
   )
 }

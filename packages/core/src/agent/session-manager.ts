@@ -15,6 +15,7 @@ import type { CreateSessionOptions, GetSessionsOptions } from './agent-config.js
 import { isInScope, scopeFields } from './agent-scope.js'
 import { SessionCache, type SessionCacheOptions } from './session-cache.js'
 import { validateCreateSessionOptions, validateGetSessionsOptions } from './validate-config.js'
+import { thrownText } from '../util/thrown-text.js'
 
 const REPAIR_PAGE = 100
 
@@ -241,7 +242,7 @@ export class SessionManager {
       forget(child).catch((error: unknown) => {
         this.#options.runtime.logger?.warn("agentx: a deleted session's child could not be let go", {
           sessionId: child.id,
-          error: error instanceof Error ? error.message : String(error),
+          error: thrownText(error),
         })
       })
     }

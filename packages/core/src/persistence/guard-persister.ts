@@ -1,6 +1,7 @@
 import type { AgentPersister } from '../contracts/agent-persister.js'
 import { isAgentError } from '../errors/agent-error.js'
 import { PersistenceError } from '../errors/persistence-error.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** Every method of the persister contract (§5), optional capability groups included. */
 const METHODS = [
@@ -37,7 +38,7 @@ export function guardPersister(persister: AgentPersister): AgentPersister {
     if (typeof method !== 'function') continue
     const fail = (cause: unknown): never => {
       if (isAgentError(cause)) throw cause
-      const reason = cause instanceof Error ? cause.message : String(cause)
+      const reason = thrownText(cause)
       throw new PersistenceError(`The persister's ${name}() failed: ${reason}`, { cause })
     }
     // A rejection handler rather than an async wrapper: no extra frame on the write path.

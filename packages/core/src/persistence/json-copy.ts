@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors/validation-error.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** Options of {@link cloneJson}. */
 export interface CopyJsonOptions {
@@ -27,10 +28,7 @@ export function cloneJson<T>(value: T, path = '$', options: CopyJsonOptions = {}
   } catch (error) {
     if (error instanceof ValidationError) throw error
     // A getter or a toJSON() that throws, a revoked proxy …: the value cannot be read as JSON.
-    throw new ValidationError(
-      `${path} could not be read as JSON: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    )
+    throw new ValidationError(`${path} could not be read as JSON: ${thrownText(error)}`, { cause: error })
   }
 }
 

@@ -13,6 +13,7 @@ import type { SendOptions } from './session.js'
 import type { SessionCore } from './session-core.js'
 import { DEFAULT_PROFILE, type SessionProfile } from './session-profile.js'
 import { mergeTools } from './tool-step.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** Asked of the model when the output schema cannot be given to the provider as JSON Schema. */
 const JSON_ONLY = 'Reply with a single JSON value only: no other text, no code fence.'
@@ -171,7 +172,7 @@ export function checkAdapterOptions(
     adapter.checkOptions(requestOptionsFor(core, request))
   } catch (error) {
     if (isAgentError(error)) throw error
-    const reason = error instanceof Error ? error.message : String(error)
+    const reason = thrownText(error)
     throw new ValidationError(`The adapter '${adapter.getName()}' refused the send's options: ${reason}`, {
       cause: error,
     })

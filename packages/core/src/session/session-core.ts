@@ -20,6 +20,7 @@ import type { SessionRuntimeOptions } from './session-runtime-options.js'
 import { assertTransition } from './session-state.js'
 import type { SendInput } from './validate-input.js'
 import { WriteQueue } from './write-queue.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** One running send: its input, its signal, where its events go and what it persisted. */
 export interface SendRun {
@@ -324,7 +325,7 @@ export class SessionCore {
   toError(caught: unknown, signal: AbortSignal): AgentError {
     if (signal.aborted) return this.abortedError(signal)
     if (isAgentError(caught)) return caught
-    return new AdapterError(caught instanceof Error ? caught.message : String(caught), {
+    return new AdapterError(thrownText(caught), {
       kind: 'unknown',
       provider: this.adapter.getName(),
       cause: caught,

@@ -3,6 +3,7 @@ import { isAgentError } from '../errors/agent-error.js'
 import { SessionBusyError } from '../errors/session-busy-error.js'
 import { SessionStateError } from '../errors/session-state-error.js'
 import type { Logger } from '../util/logger.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** Default of `AgentConfig.leaseTtlMs`: how long a lease lasts without renewal (30 s). */
 export const DEFAULT_LEASE_TTL_MS = 30_000
@@ -108,7 +109,7 @@ export class SessionLease {
     } catch (error) {
       logger?.warn('agentx: releasing a session lease failed; it expires by itself', {
         sessionId,
-        error: error instanceof Error ? error.message : String(error),
+        error: thrownText(error),
       })
     }
   }
@@ -130,7 +131,7 @@ export class SessionLease {
           // A transient storage error: the lease stays valid until it expires; the next tick retries.
           logger?.warn('agentx: renewing a session lease failed; retrying', {
             sessionId,
-            error: error instanceof Error ? error.message : String(error),
+            error: thrownText(error),
           })
         },
       )

@@ -1,6 +1,7 @@
 import { ValidationError } from '../errors/validation-error.js'
 import type { Logger } from '../util/logger.js'
 import type { SessionEvent, SessionListener } from './session-events.js'
+import { thrownText } from '../util/thrown-text.js'
 
 type StateEvent = Extract<SessionEvent, { type: 'state' }>
 
@@ -58,7 +59,7 @@ export class SessionListeners {
       } catch (error) {
         this.#logger?.warn('agentx: a session listener threw', {
           sessionId: this.#sessionId,
-          error: error instanceof Error ? error.message : String(error),
+          error: thrownText(error),
         })
       }
     }

@@ -27,6 +27,7 @@ import {
 } from './session-update.js'
 import { closeWaitingChildren } from './subagents.js'
 import { mergeTools, resultEvent } from './tool-step.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** No send runs and no write is in flight. */
 export function isIdle(core: SessionCore): boolean {
@@ -153,7 +154,7 @@ export async function forgetSession(core: SessionCore, stop: () => Promise<void>
         'agentx: what an aborted send wrote after its session was deleted could not be removed',
         {
           sessionId: core.id,
-          error: error instanceof Error ? error.message : String(error),
+          error: thrownText(error),
         },
       )
     })

@@ -9,6 +9,7 @@ import type { PendingToolCall } from '../tools/tool.js'
 import type { PendingAnswer } from './approvals.js'
 import type { SendOptions, Session } from './session.js'
 import type { SessionEvent } from './session-events.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** What a child session is made from. */
 export interface ChildInit {
@@ -195,7 +196,7 @@ function textResult(toolUseId: string, text: string, profile: string): ToolResul
 
 function messageOf(error: unknown): string {
   if (isAgentError(error)) return `${error.message} (${error.code})`
-  return error instanceof Error ? error.message : String(error)
+  return thrownText(error)
 }
 
 /** A session the kernel can tell to give up its pending calls (a `BaseSession`). */

@@ -3,6 +3,7 @@ import type { AnyMessage } from '../contracts/messages.js'
 import { type AgentError, isAgentError } from '../errors/agent-error.js'
 import { PersistenceError } from '../errors/persistence-error.js'
 import { standIn } from './stand-in.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** One record of the queue: a message (by id) or the session's metadata. */
 type Record =
@@ -442,13 +443,10 @@ export class WriteQueue {
 function toPersistenceError(cause: unknown, record: Record): AgentError {
   if (isAgentError(cause)) return cause
   const what = record.kind === 'message' ? `message ${record.message.id}` : `session ${record.session.id}`
-  return new PersistenceError(
-    `Saving ${what} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-    {
-      cause,
-      retryable: true,
-    },
-  )
+  return new PersistenceError(`Saving ${what} failed: ${thrownText(cause)}`, {
+    cause,
+    retryable: true,
+  })
 }
 
 function isActive(record: Record): boolean {

@@ -3,6 +3,7 @@ import type { ContentBlock } from '../contracts/messages.js'
 import { AdapterError } from '../errors/adapter-error.js'
 import { isAgentError } from '../errors/agent-error.js'
 import { sleep } from '../util/abort.js'
+import { thrownText } from '../util/thrown-text.js'
 
 /** One answer of a {@link ScriptedAdapter}: events to yield, then optionally an error to throw. */
 export interface ScriptedTurn {
@@ -99,7 +100,7 @@ export class ScriptedAdapter implements AgentAdapter {
       this.#throwIfAborted(signal)
       const error = turn.error
       if (isAgentError(error)) throw error
-      throw new AdapterError(error instanceof Error ? error.message : String(error), {
+      throw new AdapterError(thrownText(error), {
         kind: 'unknown',
         provider: this.#name,
         cause: error,

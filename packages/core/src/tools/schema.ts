@@ -77,7 +77,7 @@ export async function checkAgainst(schema: SchemaLike, value: unknown): Promise<
   try {
     copy = cloneJson(value, '$', { refuseProtoKeys: true })
   } catch (error) {
-    return { ok: false, issues: [messageOf(error)] }
+    return { ok: false, issues: [thrownText(error)] }
   }
   if (isStandardSchema(schema)) return checkStandard(schema, copy)
   const issues: string[] = []
@@ -100,7 +100,7 @@ async function checkStandard(schema: StandardSchemaV1, value: unknown): Promise<
   try {
     result = await schema['~standard'].validate(value)
   } catch (cause) {
-    const issue = `the ${vendor} schema's validate() threw: ${messageOf(cause)}`
+    const issue = `the ${vendor} schema's validate() threw: ${thrownText(cause)}`
     return { ok: false, issues: [issue], schemaFailed: true, cause }
   }
   const notAResult = {
@@ -127,10 +127,6 @@ function describeResult(result: unknown): string {
   if (result === null || Array.isArray(result)) return result === null ? 'null' : 'an array'
   if (typeof result === 'object') return 'an object'
   return typeof result === 'number' || typeof result === 'boolean' ? String(result) : typeof result
-}
-
-function messageOf(error: unknown): string {
-  return thrownText(error)
 }
 
 function describeIssue(issue: unknown): string {

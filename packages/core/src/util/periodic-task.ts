@@ -1,4 +1,5 @@
 import type { Logger } from './logger.js'
+import { thrownText } from './thrown-text.js'
 
 /** A task run on an unref'd timer; `stop()` ends it and waits for a run in progress. */
 export interface PeriodicTask {
@@ -22,7 +23,7 @@ export function startPeriodicTask(
     running = run()
       .catch((error: unknown) => {
         options.logger?.warn(options.failure, {
-          error: error instanceof Error ? error.message : String(error),
+          error: thrownText(error),
         })
       })
       .finally(() => {
